@@ -1,0 +1,5 @@
+"""Allow ``python -m mtcabench``."""
+
+from mtcabench.cli import main
+
+main()

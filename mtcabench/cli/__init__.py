@@ -1,0 +1,102 @@
+"""The ``mtcabench`` command: a thin layer over the stage modules.
+
+Each stage registers its commands from its own module in this package. A user error
+(:class:`mtcabench.errors.MtcaError`) is printed as one line and exits with its documented
+code; any other exception is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.text import Text
+from typer.core import TyperGroup
+
+from mtcabench import __version__
+from mtcabench.errors import ExitCode, MtcaError
+from mtcabench.progress import err_console
+
+
+class _Group(TyperGroup):
+    """Root group: turns user errors into one clear line and an exit code."""
+
+    def invoke(self, ctx):  # noqa: D401 - click API
+        try:
+            return super().invoke(ctx)
+        except MtcaError as exc:
+            report_error(exc)
+            raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            err_console.print("interrupted; finished records are kept, rerun to resume")
+            raise typer.Exit(130) from None
+
+
+def report_error(exc: MtcaError) -> None:
+    # Text (not markup) so that rule names like [edge-backwards] print as they are.
+    err_console.print(Text.assemble(("error: ", "bold red"), exc.message), soft_wrap=True)
+
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 ok; 1 unexpected error (a bug, with traceback); 2 usage; 3 bad input "
+    "(file, line, record named); 4 a service failed (LLM endpoint, Label Studio, GitHub, Hub); "
+    "5 validation refused the data; 6 stopped before the end (budget), rerun to resume."
+)
+
+app = typer.Typer(
+    cls=_Group,
+    name="mtcabench",
+    help="Build, review, publish and score MTCABench (multi-turn context attribution).\n\n"
+    + EXIT_CODES_HELP,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    rich_markup_mode=None,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"mtcabench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Print the version and exit."),
+) -> None:
+    """Build, review, publish and score MTCABench."""
+
+
+def _register() -> None:
+    # One module per stage; each adds its commands or group to the root app.
+    from mtcabench.cli import (  # noqa: PLC0415 - registration order is the help order
+        annotate,
+        demo,
+        ingest,
+        raw,
+        release,
+        review,
+        score,
+        trace,
+        validate,
+    )
+
+    for module in (raw, ingest, validate, annotate, review, release, trace, score, demo):
+        module.register(app)
+
+
+_register()
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        app()
+    except MtcaError as exc:  # raised outside a command (e.g. in a callback)
+        report_error(exc)
+        sys.exit(exc.exit_code)
+
+
+__all__ = ["app", "main", "ExitCode"]

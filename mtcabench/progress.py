@@ -1,0 +1,45 @@
+"""Progress bars for long work (rich), written to stderr so stdout stays clean for data."""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator, TypeVar
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+T = TypeVar("T")
+
+#: The console for messages and progress: stderr, so that piping stdout stays clean.
+err_console = Console(stderr=True)
+
+
+def make_progress(*extra_columns) -> Progress:
+    """A progress display with the project's standard columns plus ``extra_columns``."""
+    return Progress(
+        SpinnerColumn(),
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        *extra_columns,
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=err_console,
+        transient=False,
+    )
+
+
+def track(items: Iterable[T], description: str, total: int | None = None) -> Iterator[T]:
+    """Iterate with a progress bar."""
+    with make_progress() as progress:
+        task = progress.add_task(description, total=total)
+        for item in items:
+            yield item
+            progress.advance(task)

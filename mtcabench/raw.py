@@ -1,0 +1,159 @@
+"""Raw sources: the manifest of upstream files, and fetching them with verification.
+
+Files come from GitHub (``raw.githubusercontent.com`` at the pinned commit) or from a local
+folder (``--from DIR``). Either way a file is accepted only when its git blob id, and its
+sha256 where the manifest knows it, match; it is then written atomically into
+``raw/data/<name>``. Fetched files are never committed (``raw/data/`` is git-ignored).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+import httpx
+
+from mtcabench.errors import InputError, ServiceError, ValidationFailed
+from mtcabench.io import atomic_write
+
+#: Base of raw file downloads; overridable for mirrors (and tests) with MTCABENCH_GITHUB_RAW_URL.
+GITHUB_RAW = "https://raw.githubusercontent.com"
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_MANIFEST = PROJECT_ROOT / "raw" / "manifest.json"
+DEFAULT_DEST = PROJECT_ROOT / "raw" / "data"
+
+
+@dataclass(frozen=True)
+class RawFile:
+    """One upstream file of the manifest."""
+
+    name: str
+    source: str
+    repo: str
+    commit: str
+    path: str
+    git_blob: str
+    license: str
+    sha256: str | None = None
+    size: int | None = None
+
+    @property
+    def url(self) -> str:
+        base = os.environ.get("MTCABENCH_GITHUB_RAW_URL", GITHUB_RAW).rstrip("/")
+        return f"{base}/{self.repo}/{self.commit}/{self.path}"
+
+
+def load_manifest(path: str | Path = DEFAULT_MANIFEST) -> list[RawFile]:
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return [RawFile(**f) for f in data["files"]]
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such manifest") from None
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise InputError(f"{path}: not a valid raw manifest ({exc})") from None
+
+
+def git_blob_id(data: bytes) -> str:
+    """The id git gives a file's content: sha1 of ``blob <size>\\0<content>``."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def verify(entry: RawFile, data: bytes, origin: str) -> None:
+    """Refuse content whose git blob id or sha256 differs from the manifest."""
+    problems = []
+    blob = git_blob_id(data)
+    if blob != entry.git_blob:
+        problems.append(f"git blob id {blob} != manifest {entry.git_blob}")
+    if entry.sha256:
+        sha = hashlib.sha256(data).hexdigest()
+        if sha != entry.sha256:
+            problems.append(f"sha256 {sha} != manifest {entry.sha256}")
+    if problems:
+        raise ValidationFailed(
+            f"{entry.name} from {origin} does not match the manifest; not written "
+            "(is it the file at the pinned commit?)",
+            problems,
+        )
+
+
+def _find_local(entry: RawFile, folder: Path) -> Path | None:
+    """Look for the file under its manifest name, its upstream path, or its base name."""
+    base = Path(entry.path).name
+    for candidate in (folder / entry.name, folder / entry.path, folder / base):
+        if candidate.is_file():
+            return candidate
+    matches = sorted(folder.rglob(base))
+    return matches[0] if matches else None
+
+
+def _download(entry: RawFile, timeout: float) -> bytes:
+    try:
+        with httpx.Client(timeout=timeout, follow_redirects=True) as client:
+            resp = client.get(entry.url)
+    except httpx.HTTPError as exc:
+        raise ServiceError(f"cannot download {entry.url}: {exc}; on a machine without internet "
+                           "use --from DIR") from None
+    if resp.status_code != 200:
+        raise ServiceError(f"cannot download {entry.url}: HTTP {resp.status_code}")
+    return resp.content
+
+
+def fetch(
+    entries: Iterable[RawFile],
+    *,
+    dest: str | Path = DEFAULT_DEST,
+    from_dir: str | Path | None = None,
+    timeout: float = 120.0,
+    on_file: Callable[[RawFile, Path], None] | None = None,
+) -> list[Path]:
+    """Fetch and verify each entry into ``dest/<name>``; a file already there and valid is kept."""
+    dest = Path(dest)
+    written: list[Path] = []
+    for entry in entries:
+        target = dest / entry.name
+        if target.is_file():
+            try:
+                verify(entry, target.read_bytes(), str(target))
+                written.append(target)
+                if on_file:
+                    on_file(entry, target)
+                continue
+            except ValidationFailed:
+                pass  # a stale or damaged copy: fetch it again
+        if from_dir is not None:
+            folder = Path(from_dir)
+            if not folder.is_dir():
+                raise InputError(f"{folder}: no such folder")
+            local = _find_local(entry, folder)
+            if local is None:
+                raise InputError(f"{entry.name}: not found in {folder} (looked for {entry.name}, "
+                                 f"{entry.path} and {Path(entry.path).name})")
+            data, origin = local.read_bytes(), str(local)
+        else:
+            data, origin = _download(entry, timeout), entry.url
+        verify(entry, data, origin)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_write(target, "wb") as fh:
+            fh.write(data)
+        written.append(target)
+        if on_file:
+            on_file(entry, target)
+    return written
+
+
+def select(entries: list[RawFile], only: list[str] | None, source: str | None) -> list[RawFile]:
+    """Entries filtered by exact name (``--only``) and/or source (``--source``)."""
+    out = [e for e in entries if source is None or e.source == source]
+    if only:
+        names = {e.name for e in out}
+        unknown = [n for n in only if n not in names]
+        if unknown:
+            raise InputError(f"not in the manifest: {', '.join(unknown)} (known: "
+                             f"{', '.join(sorted(names))})")
+        out = [e for e in out if e.name in only]
+    return out

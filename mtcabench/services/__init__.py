@@ -1,0 +1,2 @@
+"""Local services the pipeline starts when no URL or key is given: an OpenAI-compatible LLM
+server (llama.cpp with SmolLM2) and a Label Studio server. Used by the demo and the tests."""
