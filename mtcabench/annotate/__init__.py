@@ -1,0 +1,1 @@
+"""Annotation: propose target spans and provenance graphs (two-phase LLM, lineage)."""
