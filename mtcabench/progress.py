@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Iterable, Iterator, TypeVar
 
 from rich.console import Console
@@ -36,10 +37,19 @@ def make_progress(*extra_columns) -> Progress:
     )
 
 
-def track(items: Iterable[T], description: str, total: int | None = None) -> Iterator[T]:
-    """Iterate with a progress bar."""
+@contextlib.contextmanager
+def tracked(items: Iterable[T], description: str, total: int | None = None) -> Iterator[Iterator[T]]:
+    """``with tracked(items, "ingest") as it:`` iterate ``it`` with a progress bar.
+
+    A context manager rather than a bare generator, so that the bar is closed at once when
+    the consumer fails (a suspended generator would only be closed by the garbage collector).
+    """
     with make_progress() as progress:
         task = progress.add_task(description, total=total)
-        for item in items:
-            yield item
-            progress.advance(task)
+
+        def counted() -> Iterator[T]:
+            for item in items:
+                yield item
+                progress.advance(task)
+
+        yield counted()

@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from mtcabench.ingest import read_confetti, read_taubench, write_conversations
-from mtcabench.progress import err_console, track
+from mtcabench.progress import err_console, tracked
 
 group = typer.Typer(help="Turn raw agent conversations into validated conversation records.",
                     no_args_is_help=True)
@@ -26,7 +26,8 @@ def taubench(
     """Ingest TauBench runs: one conversation per (domain, model, task, trial)."""
     convs = chain.from_iterable(read_taubench(p, agent_model=agent_model, domain=domain)
                                 for p in paths)
-    n = write_conversations(out, track(convs, "ingest taubench"))
+    with tracked(convs, "ingest taubench") as items:
+        n = write_conversations(out, items)
     err_console.print(f"wrote {n} conversations to {out}")
 
 
@@ -38,7 +39,8 @@ def confetti(
                                          "record's category, else 'unknown')."),
 ) -> None:
     """Ingest ConFETTI dialogs, each rebuilt from its turn-level prefixes."""
-    n = write_conversations(out, track(read_confetti(path, domain=domain), "ingest confetti"))
+    with tracked(read_confetti(path, domain=domain), "ingest confetti") as items:
+        n = write_conversations(out, items)
     err_console.print(f"wrote {n} conversations to {out}")
 
 

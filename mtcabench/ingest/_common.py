@@ -29,14 +29,23 @@ def load_json(path: Path) -> Any:
 
 def write_conversations(path: str | Path, conversations: Iterable[Conversation]) -> int:
     """Write conversations atomically; a duplicate id aborts with nothing written."""
-    seen: set[str] = set()
+    seen: dict[str, str] = {}
 
     def checked() -> Iterable[Conversation]:
         for conv in conversations:
+            where = _origin(conv)
             if conv.id in seen:
-                raise InputError(f"duplicate conversation id {conv.id!r}: each run (source, "
-                                 "domain, model, task, trial) may appear once; remove the copy")
-            seen.add(conv.id)
+                raise InputError(f"{where}: duplicate conversation id {conv.id!r} (first at "
+                                 f"{seen[conv.id]}); each run (source, domain, model, task, "
+                                 "trial) may appear once: remove the copy")
+            seen[conv.id] = where
             yield conv
 
     return write_records(path, checked())
+
+
+def _origin(conv: Conversation) -> str:
+    origin = conv.metadata.get("origin") or {}
+    if origin.get("file") is not None:
+        return f"{origin['file']} run {origin.get('run')}"
+    return conv.id

@@ -74,6 +74,8 @@ def _convert_run(path: Path, i: int, run: Any, model: str, domain: str) -> Conve
     cid = conversation_id(domain, model, run["task_id"], run.get("trial", 0))
     turns = [_convert_message(path, where, j, m) for j, m in enumerate(traj)]
     metadata = {k: v for k, v in run.items() if k not in ("traj",)}
+    # Where the run came from, so that errors and reviewers can point at it.
+    metadata["origin"] = {"file": path.name, "run": i}
     try:
         return Conversation(
             id=cid,

@@ -1,0 +1,43 @@
+"""Fixtures shared by every test folder: project paths and the real upstream TauBench file."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "raw" / "sample" / "sample-airline.json"
+
+
+def taubench_airline_path() -> Path | None:
+    """The real gpt-4o-airline.json: $MTCABENCH_TAUBENCH_AIRLINE, raw/data/ after `raw fetch`,
+    or the workplace's shared copy beside the checkout."""
+    candidates = [
+        os.environ.get("MTCABENCH_TAUBENCH_AIRLINE"),
+        ROOT / "raw" / "data" / "taubench" / "gpt-4o-airline.json",
+        ROOT.parent / "shared" / "raw" / "tau-bench" / "gpt-4o-airline.json",
+    ]
+    for c in candidates:
+        if c and Path(c).is_file():
+            return Path(c)
+    return None
+
+
+@pytest.fixture(scope="session")
+def sample_path() -> Path:
+    return SAMPLE
+
+
+@pytest.fixture(scope="session")
+def taubench_airline() -> Path:
+    """Path of the real TauBench airline file; fails (never skips) when it is not there."""
+    path = taubench_airline_path()
+    if path is None:
+        pytest.fail(
+            "the TauBench file gpt-4o-airline.json is needed: run `mtcabench raw fetch --only "
+            "taubench/gpt-4o-airline.json` (or --from a folder holding it), or set "
+            "MTCABENCH_TAUBENCH_AIRLINE"
+        )
+    return path

@@ -1,0 +1,130 @@
+"""`raw fetch`: ids verified from a local folder and over HTTP; a mismatch is refused."""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import json
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from mtcabench.cli import app
+from mtcabench.errors import ExitCode
+from mtcabench.raw import DEFAULT_MANIFEST, git_blob_id, load_manifest
+
+runner = CliRunner()
+
+
+def test_git_blob_id_matches_git(tmp_path):
+    f = tmp_path / "x.txt"
+    f.write_bytes(b"hello\nworld\n")
+    expected = subprocess.run(["git", "hash-object", str(f)], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    assert git_blob_id(f.read_bytes()) == expected
+
+
+def test_manifest_lists_the_upstream_files():
+    entries = {e.name: e for e in load_manifest()}
+    assert {e.source for e in entries.values()} == {"taubench", "confetti"}
+    assert len([e for e in entries.values() if e.source == "taubench"]) == 4
+    conf = entries["confetti/BFCL_v2_conversationsclean.json"]
+    assert conf.commit == "1fe163c0aba25d192e2c57cb31ade246a217f0cf"
+    assert conf.git_blob == "7ffcc26243b8cfdf362bdbd2bfd66a4ad684305f"
+    assert entries["taubench/gpt-4o-airline.json"].license == "MIT"
+
+
+def make_manifest(tmp_path: Path, content: bytes, *, sha256: bool = True) -> Path:
+    entry = {"name": "demo/file.json", "source": "demo", "repo": "org/repo", "commit": "abc123",
+             "path": "data/file.json", "git_blob": git_blob_id(content), "license": "MIT"}
+    if sha256:
+        entry["sha256"] = hashlib.sha256(content).hexdigest()
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps({"manifest_version": 1, "files": [entry]}))
+    return path
+
+
+def test_fetch_from_real_shared_copy(taubench_airline, tmp_path):
+    dest = tmp_path / "data"
+    res = runner.invoke(app, ["raw", "fetch", "--from", str(taubench_airline.parent), "--only",
+                              "taubench/gpt-4o-airline.json", "--dest", str(dest),
+                              "--manifest", str(DEFAULT_MANIFEST)])
+    assert res.exit_code == 0, res.output
+    assert (dest / "taubench" / "gpt-4o-airline.json").read_bytes() == taubench_airline.read_bytes()
+
+
+def test_fetch_from_folder_refuses_mismatch(tmp_path):
+    manifest = make_manifest(tmp_path, b'{"right": true}\n')
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "file.json").write_bytes(b'{"right": false}\n')
+    dest = tmp_path / "data"
+    res = runner.invoke(app, ["raw", "fetch", "--from", str(src), "--dest", str(dest),
+                              "--manifest", str(manifest)])
+    assert res.exit_code == ExitCode.INVALID
+    assert "does not match the manifest" in res.output and "git blob id" in res.output
+    assert not (dest / "demo" / "file.json").exists()
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    files: dict[str, bytes] = {}
+    seen: list[str] = []
+
+    def do_GET(self):  # noqa: N802 - http.server API
+        self.seen.append(self.path)
+        body = self.files.get(self.path)
+        self.send_response(200 if body is not None else 404)
+        self.end_headers()
+        self.wfile.write(body or b"not found")
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture()
+def raw_server(monkeypatch):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("MTCABENCH_GITHUB_RAW_URL", f"http://127.0.0.1:{server.server_port}")
+    _Handler.files, _Handler.seen = {}, []
+    yield _Handler
+    server.shutdown()
+
+
+def test_download_verifies_ids(raw_server, tmp_path):
+    content = b'[{"task_id": 0}]\n'
+    manifest = make_manifest(tmp_path, content)
+    raw_server.files["/org/repo/abc123/data/file.json"] = content
+    dest = tmp_path / "data"
+    res = runner.invoke(app, ["raw", "fetch", "--dest", str(dest), "--manifest", str(manifest)])
+    assert res.exit_code == 0, res.output
+    assert raw_server.seen == ["/org/repo/abc123/data/file.json"]  # the pinned commit's path
+    assert (dest / "demo" / "file.json").read_bytes() == content
+    # A second fetch finds the verified copy and downloads nothing.
+    assert runner.invoke(app, ["raw", "fetch", "--dest", str(dest), "--manifest",
+                               str(manifest)]).exit_code == 0
+    assert len(raw_server.seen) == 1
+
+
+def test_download_refuses_tampered_file(raw_server, tmp_path):
+    manifest = make_manifest(tmp_path, b"original\n")
+    raw_server.files["/org/repo/abc123/data/file.json"] = b"tampered\n"
+    dest = tmp_path / "data"
+    res = runner.invoke(app, ["raw", "fetch", "--dest", str(dest), "--manifest", str(manifest)])
+    assert res.exit_code == ExitCode.INVALID and "sha256" in res.output
+    assert not dest.exists() or not any(dest.rglob("*.json"))
+
+
+def test_download_http_error_is_a_service_error(raw_server, tmp_path):
+    manifest = make_manifest(tmp_path, b"x")
+    res = runner.invoke(app, ["raw", "fetch", "--dest", str(tmp_path / "d"), "--manifest",
+                              str(manifest)])
+    assert res.exit_code == ExitCode.SERVICE and "HTTP 404" in res.output
+
+
+def test_unknown_name_is_refused(tmp_path):
+    res = runner.invoke(app, ["raw", "fetch", "--only", "nope.json", "--dest", str(tmp_path)])
+    assert res.exit_code == ExitCode.BAD_INPUT and "not in the manifest: nope.json" in res.output
