@@ -47,5 +47,15 @@ def load_benchmark(path_or_id: str | Path) -> Benchmark:
     path = Path(path_or_id)
     if path.is_dir() and (path / "spans.jsonl").is_file():
         return load_jsonl_benchmark(path)
+    # Releases need `datasets` and huggingface_hub: imported only when one is asked for.
+    if path.is_dir() and (path / "release.json").is_file():
+        from mtcabench.release import load_release
+
+        return load_release(path)
+    if not path.exists():
+        from mtcabench.release import load_release, parse_hub_id
+
+        if parse_hub_id(str(path_or_id)) is not None:
+            return load_release(str(path_or_id))
     raise InputError(f"{path_or_id}: not a benchmark folder (expected conversations.jsonl and "
                      "spans.jsonl, or a release folder) or a Hub dataset id")

@@ -1,10 +1,83 @@
-"""`mtcabench release`: placeholder until the release stage lands (see the issues)."""
+"""`mtcabench release`: build a validated release folder, verify it, publish it to the Hub."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
-group = typer.Typer(help="(release stage: not built yet)", no_args_is_help=True)
+from mtcabench.errors import InputError
+from mtcabench.progress import err_console
+
+group = typer.Typer(help="Validate reviewed graphs, build the Hub dataset folder, publish it.",
+                    no_args_is_help=True)
+
+
+@group.command("build")
+def build(
+    version: str = typer.Option(..., "--version", "-v", help="Release version, e.g. 1.0.0 "
+                                "(folder name and Hub tag)."),
+    reviewed: Path = typer.Option(..., "--reviewed", "-r", help="Review decisions (JSONL)."),
+    conversations: Path = typer.Option(..., "--conversations", "-c",
+                                       help="Conversations (JSONL)."),
+    candidates: Path | None = typer.Option(None, "--candidates", help="Candidates (JSONL), "
+                                              "read for the recipe (annotators, prompts)."),
+    out: Path = typer.Option(Path("release"), "--out", "-o", help="Folder holding releases."),
+    force: bool = typer.Option(False, "--force", help="Rebuild a version that exists."),
+) -> None:
+    """Validate every accepted span and write OUT/VERSION; refuse the whole release on any failure."""
+    from mtcabench.release import build_release
+
+    built = build_release(version, reviewed, conversations, out=out, candidates=candidates,
+                          force=force)
+    st, rv = built.manifest.statistics, built.manifest.review
+    err_console.print(
+        f"release {version}: {st['spans']} spans in {st['conversations']} conversations -> "
+        f"{built.folder} ({rv['human_spans']} decided by a person, {rv['auto_spans']} "
+        "accepted automatically)", soft_wrap=True)
+
+
+@group.command("verify")
+def verify(folder: Path = typer.Argument(..., help="A release folder.")) -> None:
+    """Check a release folder against its checksum file."""
+    from mtcabench.errors import ValidationFailed
+    from mtcabench.release import read_manifest, verify_checksums
+
+    manifest = read_manifest(folder)
+    problems = verify_checksums(folder)
+    if problems:
+        raise ValidationFailed(f"{folder}: {len(problems)} file problem(s)", problems)
+    err_console.print(f"{folder}: release {manifest.version} intact")
+
+
+@group.command("publish")
+def publish(
+    folder: Path = typer.Argument(..., help="The release folder, e.g. release/1.0.0."),
+    repo_id: str = typer.Option(..., "--repo-id", help="Hub dataset repository ORG/NAME."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="List what would be uploaded; send "
+                                 "nothing."),
+    private: bool = typer.Option(False, "--private", help="Create the repository as private."),
+    endpoint: str | None = typer.Option(None, "--endpoint", envvar="HF_ENDPOINT",
+                                           help="Hub address (default huggingface.co)."),
+) -> None:
+    """Upload FOLDER to a Hub dataset repository in one commit and tag the version (token from HF_TOKEN)."""
+    from mtcabench.release import PublishPlan, publish_release
+
+    if not folder.is_dir():
+        raise InputError(f"{folder}: no such release folder")
+    result = publish_release(folder, repo_id, dry_run=dry_run, endpoint=endpoint,
+                             private=private)
+    plan = result if isinstance(result, PublishPlan) else result.plan
+    for f in plan.files:
+        typer.echo(f"{f.size:>12}  {f.path_in_repo}")
+    for p in plan.deletions:
+        typer.echo(f"{'delete':>12}  {p}")
+    summary = (f"{len(plan.files)} files, {plan.total_bytes} bytes -> datasets/{plan.repo_id}, "
+               f"commit {plan.commit_message!r}, tag {plan.tag}")
+    if dry_run:
+        err_console.print(f"dry run, nothing sent: would upload {summary}", soft_wrap=True)
+    else:
+        err_console.print(f"uploaded {summary}: {result.commit_url}", soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,0 +1,227 @@
+"""``release build``: reviewed decisions + conversations -> a validated, Hub-ready release folder.
+
+The whole input is read and validated before anything is written; any failure refuses the
+release with every failure listed. The folder is then written into a hidden temporary folder
+beside its final place and renamed into place only when complete, so a crash or a refusal
+never leaves a partial release behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import tempfile
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from mtcabench import __version__
+from mtcabench.errors import InputError, ValidationFailed
+from mtcabench.graph import Violation
+from mtcabench.model import BenchmarkSpan, Candidate, Conversation
+from mtcabench.progress import tracked
+from mtcabench.release import _changelog
+from mtcabench.release._card import SOURCES, render_card
+from mtcabench.release._checksums import write_checksums
+from mtcabench.release._inputs import read_candidates, read_conversations, read_decisions
+from mtcabench.release._manifest import (
+    CARD_NAME,
+    CHANGELOG_NAME,
+    ConfigFiles,
+    ReleaseManifest,
+    read_manifest,
+    write_manifest,
+)
+from mtcabench.release._parquet import WRITER_SETTINGS, read_rows, write_parquet
+from mtcabench.release._schema import (
+    CONVERSATION_FEATURES,
+    SPAN_FEATURES,
+    conversation_row,
+    span_from_row,
+    span_row,
+)
+from mtcabench.release._select import SELECTION_RULE, Selection, select
+from mtcabench.release._stats import recipe, review_statistics, span_statistics
+from mtcabench.release._validate import validate_released
+
+_VERSION = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._+-]*[A-Za-z0-9])?$")
+
+
+@dataclass
+class BuiltRelease:
+    """A release folder that was written, with what it holds."""
+
+    folder: Path
+    manifest: ReleaseManifest
+    spans: list[BenchmarkSpan]
+    conversations: list[Conversation]
+
+
+def check_version(version: str) -> None:
+    """A version is a folder name and a git tag: letters, digits, '.', '_', '-', '+'."""
+    if not _VERSION.match(version) or ".." in version:
+        raise InputError(f"version {version!r} cannot name a folder and a tag; use letters, "
+                         "digits, '.', '_', '-' (e.g. 1.0.0)")
+
+
+def _span_order(s: BenchmarkSpan) -> tuple:
+    return (s.conversation_id, s.span.turn, s.span.start, s.span.end, s.id)
+
+
+def build_release(
+    version: str,
+    reviewed: str | Path,
+    conversations: str | Path,
+    *,
+    out: str | Path = "release",
+    candidates: str | Path | None = None,
+    force: bool = False,
+) -> BuiltRelease:
+    """Validate every accepted span and write ``<out>/<version>/``; refuse on any failure.
+
+    ``reviewed`` holds ReviewDecision records (several per span allowed, see
+    :data:`mtcabench.release.SELECTION_RULE`), ``conversations`` the Conversation records,
+    ``candidates`` (optional) the Candidate records, read for the recipe only. An existing
+    version is refused unless ``force``. Raises ValidationFailed listing every failure.
+    """
+    check_version(version)
+    out = Path(out)
+    target = out / version
+    failures: list[Violation] = []
+    if target.exists() and not force:
+        failures.append(Violation(str(target), "version-exists",
+                                  "this version was already built; choose a new version or "
+                                  "pass --force to rebuild it"))
+    convs, bad = read_conversations(Path(conversations))
+    failures += bad
+    decisions, bad = read_decisions(Path(reviewed))
+    failures += bad
+    cands: list[Candidate] | None = None
+    if candidates is not None:
+        cands, bad = read_candidates(Path(candidates))
+        failures += bad
+    selection = select(decisions)
+    failures += selection.failures
+    with tracked(selection.released, "validate graphs", total=len(selection.released)) as it:
+        spans, bad = validate_released(it, convs, {c.id: c for c in cands or []})
+    failures += bad
+    if not selection.released and not selection.failures:
+        failures.append(Violation(str(reviewed), "nothing-accepted",
+                                  f"none of {len(selection.outcomes)} reviewed spans is accepted"))
+    for source in sorted({s.source for s in spans} - SOURCES.keys()):
+        failures.append(Violation(source, "source-licence",
+                                  f"source {source!r} has no known licence (known: "
+                                  f"{', '.join(sorted(SOURCES))})"))
+    if failures:
+        raise ValidationFailed(f"release {version} refused: {len(failures)} failure(s); "
+                               "nothing was written", [str(v) for v in failures])
+
+    spans.sort(key=_span_order)
+    used = sorted({s.conversation_id for s in spans})
+    released_convs = [convs[cid] for cid in used]
+    created_out = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{version}.building-", dir=out))
+    try:
+        os.chmod(tmp, 0o755)  # mkdtemp makes it private; a release folder is for sharing
+        manifest = _write_folder(tmp, out, version, spans, released_convs, selection, cands)
+        _move_into_place(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if created_out:
+            with contextlib.suppress(OSError):
+                out.rmdir()
+        raise
+    return BuiltRelease(target, manifest, spans, released_convs)
+
+
+def _write_folder(folder: Path, out: Path, version: str, spans: list[BenchmarkSpan],
+                  convs: list[Conversation], selection: Selection,
+                  cands: list[Candidate] | None) -> ReleaseManifest:
+    sources = sorted({c.source for c in convs})
+    (folder / "data" / "spans").mkdir(parents=True)
+    (folder / "data" / "conversations").mkdir(parents=True)
+    configs: list[ConfigFiles] = []
+    nbytes: dict[str, int] = {}
+    per_source: list[tuple[ConfigFiles, ConfigFiles]] = []
+    for source in sources:
+        span_file = f"data/spans/{source}.parquet"
+        conv_file = f"data/conversations/{source}.parquet"
+        ss = [s for s in spans if s.source == source]
+        cs = [c for c in convs if c.source == source]
+        span_table = write_parquet(folder / span_file, (span_row(s) for s in ss), SPAN_FEATURES)
+        conv_table = write_parquet(folder / conv_file, (conversation_row(c) for c in cs),
+                                   CONVERSATION_FEATURES)
+        sc = ConfigFiles(name=source, table="spans", source=source, files=[span_file], rows=len(ss))
+        cc = ConfigFiles(name=f"{source}-conversations", table="conversations", source=source,
+                         files=[conv_file], rows=len(cs))
+        nbytes[sc.name], nbytes[cc.name] = span_table.nbytes, conv_table.nbytes
+        per_source.append((sc, cc))
+    configs.append(ConfigFiles(name="spans", table="spans", files=[s.files[0] for s, _ in per_source],
+                               rows=len(spans)))
+    configs.append(ConfigFiles(name="conversations", table="conversations",
+                               files=[c.files[0] for _, c in per_source], rows=len(convs)))
+    nbytes["spans"] = sum(nbytes[s.name] for s, _ in per_source)
+    nbytes["conversations"] = sum(nbytes[c.name] for _, c in per_source)
+    for sc, cc in per_source:
+        configs += [sc, cc]
+
+    previous = _changelog.find_previous(out, version)
+    changes = None
+    if previous is not None:
+        old_spans, old_convs = _read_previous(previous)
+        changes = _changelog.compare(old_spans, spans, old_convs, {c.id for c in convs})
+    review = review_statistics(selection, spans)
+    manifest = ReleaseManifest(
+        version=version,
+        builder=f"mtcabench {__version__}",
+        previous_version=previous.name if previous else None,
+        configs=configs,
+        statistics=span_statistics(spans, convs),
+        review=review,
+        recipe=recipe(spans, cands, review),
+        licenses={s: SOURCES[s]["license"] for s in sources},
+        selection_rule=SELECTION_RULE,
+        parquet_writer=WRITER_SETTINGS,
+    )
+    write_manifest(folder, manifest)
+    features = {"spans": SPAN_FEATURES, "conversations": CONVERSATION_FEATURES}
+    (folder / CARD_NAME).write_text(render_card(manifest, features, nbytes), encoding="utf-8")
+    changelog = _changelog.render(version, manifest.previous_version, changes, len(spans),
+                                  len(convs), _changelog.read_earlier_changelog(previous))
+    (folder / CHANGELOG_NAME).write_text(changelog, encoding="utf-8")
+    write_checksums(folder)
+    return manifest
+
+
+def _read_previous(previous: Path) -> tuple[list[BenchmarkSpan], set[str]]:
+    """The spans and conversation ids of an earlier release, for the changelog."""
+    try:
+        manifest = read_manifest(previous)
+        spans = [span_from_row(r) for f in manifest.config("spans").files
+                 for r in read_rows(previous / f)]
+        conv_ids = {i for f in manifest.config("conversations").files
+                    for i in pq.read_table(previous / f, columns=["id"]).column("id").to_pylist()}
+    except (OSError, KeyError, ValueError) as exc:
+        raise InputError(f"{previous}: earlier release unreadable for the changelog ({exc}); "
+                         "repair it or move it out of the output folder") from None
+    return spans, conv_ids
+
+
+def _move_into_place(tmp: Path, target: Path) -> None:
+    if not target.exists():
+        os.rename(tmp, target)
+        return
+    # --force: swap folders so that the old release stays whole until the new one is in place.
+    old = target.parent / f".{target.name}.replaced-{uuid.uuid4().hex[:8]}"
+    os.rename(target, old)
+    try:
+        os.rename(tmp, target)
+    except BaseException:
+        os.rename(old, target)
+        raise
+    shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,121 @@
+"""Loading a release as our records, from a local folder or a Hub dataset id.
+
+Both paths end in the same place: a Hub id is first downloaded with ``huggingface_hub``
+(``snapshot_download``, so the Hub's cache and ``HF_HUB_OFFLINE`` apply), then the folder is
+read with ``datasets.load_dataset`` through the card's configs and typed features, and every
+row is rebuilt into a :class:`~mtcabench.model.BenchmarkSpan` or
+:class:`~mtcabench.model.Conversation`. The data files are checked against the checksum file
+first, so a damaged download or an edited file is refused rather than scored.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from mtcabench.benchmark import Benchmark
+from mtcabench.errors import InputError, ServiceError
+from mtcabench.io import format_validation_error
+from mtcabench.release._checksums import verify_checksums
+from mtcabench.release._http import first_line, transport_errors
+from mtcabench.release._manifest import MANIFEST_NAME, SPLIT, read_manifest
+from mtcabench.release._schema import conversation_from_row, span_from_row
+
+#: ``ORG/NAME`` or ``ORG/NAME@REVISION`` (a tag such as the release version, a branch, a sha).
+HUB_ID = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<rev>[\w./+-]+))?$")
+
+
+def is_release_folder(path: str | Path) -> bool:
+    return Path(path).is_dir() and (Path(path) / MANIFEST_NAME).is_file()
+
+
+def parse_hub_id(text: str) -> tuple[str, str | None] | None:
+    """``(repo_id, revision)`` when ``text`` reads as a Hub dataset id, else None."""
+    m = HUB_ID.match(text)
+    return (m["repo"], m["rev"]) if m else None
+
+
+def download_release(repo_id: str, *, revision: str | None = None, endpoint: str | None = None,
+                     token: str | None = None, cache_dir: str | Path | None = None) -> Path:
+    """Download a release from the Hub (or reuse the cached copy); returns its local folder.
+
+    The token, when needed (a private repository), comes from ``token`` or ``HF_TOKEN``.
+    """
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+
+    try:
+        return Path(snapshot_download(repo_id=repo_id, repo_type="dataset", revision=revision,
+                                      endpoint=endpoint, token=token, cache_dir=cache_dir))
+    except (HfHubHTTPError, LocalEntryNotFoundError, *transport_errors()) as exc:
+        where = f"{repo_id}@{revision}" if revision else repo_id
+        reason = first_line(exc)
+        raise ServiceError(f"Hub dataset id {where}: download failed ({reason}); check the id, "
+                           "the network, and HF_TOKEN for a private repository") from None
+
+
+def load_release_folder(folder: str | Path, *, origin: str | None = None,
+                        cache_dir: str | Path | None = None) -> Benchmark:
+    """Read a release folder with ``datasets`` and rebuild our records."""
+    import datasets
+
+    folder = Path(folder)
+    manifest = read_manifest(folder)
+    data_files = sorted({f for c in manifest.configs for f in c.files})
+    problems = verify_checksums(folder, only=data_files)
+    if problems:
+        raise InputError(f"{folder}: release files do not match their checksums: "
+                         + "; ".join(problems[:5]) + "; download or rebuild the release")
+    kwargs = {"split": SPLIT, "cache_dir": str(cache_dir) if cache_dir else None}
+    span_rows = datasets.load_dataset(str(folder), "spans", **kwargs)
+    conv_rows = datasets.load_dataset(str(folder), "conversations", **kwargs)
+    conversations = {}
+    for row in conv_rows:
+        try:
+            conv = conversation_from_row(row)
+        except (ValidationError, ValueError) as exc:
+            msg = format_validation_error(exc) if isinstance(exc, ValidationError) else str(exc)
+            raise InputError(f"{folder}: conversation {row.get('id')}: {msg}") from None
+        conversations[conv.id] = conv
+    spans = []
+    for row in span_rows:
+        try:
+            span = span_from_row(row)
+        except ValidationError as exc:
+            raise InputError(f"{folder}: span {row.get('id')}: "
+                             f"{format_validation_error(exc)}") from None
+        if span.conversation_id not in conversations:
+            raise InputError(f"{folder}: span {span.id} refers to conversation "
+                             f"{span.conversation_id}, which the release does not hold")
+        spans.append(span)
+    return Benchmark(conversations, spans, origin or str(folder))
+
+
+def load_release(path_or_id: str | Path, *, revision: str | None = None,
+                 endpoint: str | None = None, token: str | None = None,
+                 cache_dir: str | Path | None = None) -> Benchmark:
+    """The benchmark of a release folder or a Hub id (``ORG/NAME``, ``ORG/NAME@VERSION``).
+
+    A local folder wins over a Hub id of the same spelling. ``endpoint`` overrides the Hub
+    address (otherwise ``HF_ENDPOINT``); ``cache_dir`` is where downloads and ``datasets``'
+    prepared tables go (their defaults otherwise).
+    """
+    path = Path(path_or_id)
+    if path.is_dir():
+        return load_release_folder(path, cache_dir=cache_dir)
+    hub = parse_hub_id(str(path_or_id))
+    if hub is None:
+        raise InputError(f"{path_or_id}: neither a release folder nor a Hub dataset id "
+                         "(ORG/NAME or ORG/NAME@VERSION)")
+    repo_id, rev = hub
+    rev = rev or revision
+    try:
+        folder = download_release(repo_id, revision=rev, endpoint=endpoint, token=token,
+                                  cache_dir=Path(cache_dir) / "hub" if cache_dir else None)
+    except ServiceError as exc:
+        raise ServiceError(f"{path_or_id}: no such local folder, and as a {exc.message}") from None
+    origin = f"hf://datasets/{repo_id}" + (f"@{rev}" if rev else "")
+    return load_release_folder(folder, origin=origin,
+                               cache_dir=Path(cache_dir) / "datasets" if cache_dir else None)

@@ -1,0 +1,134 @@
+"""``release publish``: upload a release folder to a Hub dataset repository and tag it.
+
+One commit carries the whole folder (``create_commit`` with one operation per file, plus a
+delete for every file of the previous release that this one no longer has, so that ``main``
+is exactly this release); the tag (the version) then points at that commit. The folder is
+checked against its checksum file first, and a version that is already tagged on the Hub is
+refused. The token comes from ``HF_TOKEN`` and is never printed or stored.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mtcabench import __version__
+from mtcabench.errors import InputError, ServiceError
+from mtcabench.release._checksums import read_checksums, release_files, verify_checksums
+from mtcabench.release._http import first_line, transport_errors
+from mtcabench.release._loader import parse_hub_id
+from mtcabench.release._manifest import CHECKSUMS_NAME, read_manifest
+
+#: Files of the Hub repository that are not part of a release and must not be deleted.
+_KEEP_REMOTE = {".gitattributes"}
+
+
+@dataclass
+class UploadFile:
+    path_in_repo: str
+    size: int
+    sha256: str
+
+
+@dataclass
+class PublishPlan:
+    """What a publish sends: files, commit message and tag."""
+
+    folder: Path
+    repo_id: str
+    version: str
+    files: list[UploadFile]
+    commit_message: str
+    commit_description: str
+    tag: str
+    deletions: list[str] = field(default_factory=list)  # known only once the Hub is asked
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(f.size for f in self.files)
+
+
+@dataclass
+class PublishResult:
+    plan: PublishPlan
+    commit_url: str
+    commit_oid: str
+
+
+def plan_publish(folder: str | Path, repo_id: str) -> PublishPlan:
+    """Check the folder (manifest, checksums, repo id) and list what would be uploaded."""
+    folder = Path(folder)
+    if parse_hub_id(repo_id) is None or "@" in repo_id:
+        raise InputError(f"--repo-id {repo_id!r}: expected ORG/NAME (e.g. my-org/mtcabench)")
+    manifest = read_manifest(folder)
+    problems = verify_checksums(folder)
+    if problems:
+        raise InputError(f"{folder}: the release does not match {CHECKSUMS_NAME}: "
+                         + "; ".join(problems[:5]) + "; rebuild it with `mtcabench release "
+                         "build --force` rather than editing files")
+    sums = read_checksums(folder)
+    names = release_files(folder) + [CHECKSUMS_NAME]
+    files = [UploadFile(n, (folder / n).stat().st_size,
+                        sums.get(n) or "(checksum file)") for n in names]
+    rv = manifest.review
+    description = (f"{manifest.statistics['spans']} spans in "
+                   f"{manifest.statistics['conversations']} conversations; "
+                   f"{rv['human_spans']} decided by a person, {rv['auto_spans']} accepted "
+                   f"automatically. Built by {manifest.builder}; uploaded by mtcabench "
+                   f"{__version__}.")
+    return PublishPlan(folder=folder, repo_id=repo_id, version=manifest.version, files=files,
+                       commit_message=f"Release MTCABench {manifest.version}",
+                       commit_description=description, tag=manifest.version)
+
+
+def hf_token() -> str:
+    """The Hub token from ``HF_TOKEN``; a clear error naming the variable when it is unset."""
+    token = os.environ.get("HF_TOKEN", "").strip()
+    if not token:
+        raise InputError("HF_TOKEN is not set: create a write token at "
+                         "https://huggingface.co/settings/tokens and export HF_TOKEN=...")
+    return token
+
+
+def publish_release(folder: str | Path, repo_id: str, *, dry_run: bool = False,
+                    endpoint: str | None = None, private: bool = False) -> PublishPlan | PublishResult:
+    """Upload ``folder`` to the dataset repository ``repo_id`` in one commit and tag it.
+
+    With ``dry_run`` nothing is sent and the plan is returned. ``endpoint`` overrides the
+    Hub address (otherwise ``HF_ENDPOINT``, else huggingface.co).
+    """
+    plan = plan_publish(folder, repo_id)
+    if dry_run:
+        return plan
+    token = hf_token()
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
+    from huggingface_hub.errors import HfHubHTTPError
+
+    api = HfApi(endpoint=endpoint, token=token, library_name="mtcabench",
+                library_version=__version__)
+    try:
+        api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+        refs = api.list_repo_refs(repo_id, repo_type="dataset")
+        if any(t.name == plan.tag for t in refs.tags):
+            raise ServiceError(f"{repo_id}: version {plan.tag} is already published (tag "
+                               "exists); build and publish a new version instead")
+        remote = set(api.list_repo_files(repo_id, repo_type="dataset"))
+        local = {f.path_in_repo for f in plan.files}
+        plan.deletions = sorted(remote - local - _KEEP_REMOTE)
+        operations = [CommitOperationAdd(path_in_repo=f.path_in_repo,
+                                         path_or_fileobj=str(plan.folder / f.path_in_repo))
+                      for f in plan.files]
+        operations += [CommitOperationDelete(path_in_repo=p) for p in plan.deletions]
+        info = api.create_commit(repo_id, operations=operations, repo_type="dataset",
+                                 commit_message=plan.commit_message,
+                                 commit_description=plan.commit_description)
+        api.create_tag(repo_id, tag=plan.tag, revision=info.oid, repo_type="dataset",
+                       tag_message=plan.commit_message)
+    except HfHubHTTPError as exc:
+        raise ServiceError(f"Hub {repo_id}: {first_line(exc)}") from None
+    except transport_errors() as exc:  # connection refused, DNS, TLS
+        raise ServiceError(f"Hub {repo_id}: cannot reach the Hub ({first_line(exc)}); check "
+                           "the network or HF_ENDPOINT") from None
+    return PublishResult(plan=plan, commit_url=str(info.commit_url), commit_oid=info.oid)
+

@@ -1,0 +1,75 @@
+"""Validating the spans chosen for a release and turning them into released records.
+
+Every graph is checked against every rule of :mod:`mtcabench.graph`; on top of those, the
+release rules: each span's conversation is present, and no two ids name the same span.
+All failures are collected so that one refused build lists everything to fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from mtcabench.graph import Violation, check_graph, depth, sources
+from mtcabench.model import BenchmarkSpan, Candidate, Conversation
+from mtcabench.release._select import Outcome
+
+#: Rules the release adds to the graph rules (names appear in failures and in the card).
+RELEASE_RULES: dict[str, str] = {
+    "record-schema": "every input line is a valid record of its kind",
+    "duplicate-conversation": "conversation ids are unique",
+    "duplicate-id": "a span id names one span (same conversation, turn, offsets and text)",
+    "duplicate-span": "no two released ids name the same span",
+    "conversation-exists": "every released span's conversation is in the conversations file",
+    "nothing-accepted": "at least one span is accepted",
+    "source-licence": "every source of a released conversation has a known licence",
+    "version-exists": "the version's folder does not exist yet (unless --force)",
+}
+
+
+def validate_released(
+    outcomes: Iterable[Outcome],
+    conversations: dict[str, Conversation],
+    candidates: dict[str, Candidate] | None = None,
+) -> tuple[list[BenchmarkSpan], list[Violation]]:
+    """Released records for the accepted outcomes, and every rule they break."""
+    spans: list[BenchmarkSpan] = []
+    failures: list[Violation] = []
+    seen: dict[tuple[str, int, int, int], str] = {}
+    for outcome in outcomes:
+        d = outcome.chosen
+        assert d is not None, "only released outcomes are validated"
+        conv = conversations.get(d.conversation_id)
+        if conv is None:
+            failures.append(Violation(d.id, "conversation-exists",
+                                      f"conversation {d.conversation_id} is not in the "
+                                      "conversations file"))
+            continue
+        key = (d.conversation_id, d.span.turn, d.span.start, d.span.end)
+        if key in seen:
+            failures.append(Violation(d.id, "duplicate-span",
+                                      f"same span as {seen[key]}; keep one id per span"))
+        else:
+            seen[key] = d.id
+        problems = check_graph(d.graph, conv, d.span, record=d.id)
+        if problems:
+            failures.extend(problems)
+            continue
+        annotator = d.annotator
+        if annotator is None and candidates and d.id in candidates:
+            annotator = candidates[d.id].annotator
+        spans.append(BenchmarkSpan(
+            id=d.id,
+            conversation_id=d.conversation_id,
+            source=conv.source,
+            domain=conv.domain,
+            span=d.span,
+            dependency_type=d.dependency_type,
+            graph=d.graph,
+            depth=depth(d.graph),
+            sources=sources(d.graph, conv),
+            decision_source=d.decision_source,
+            verdict=d.verdict,
+            reviewers=outcome.reviewers,
+            annotator=annotator,
+        ))
+    return spans, failures
