@@ -1,9 +1,61 @@
-"""`mtcabench annotate lineage` (being built; see issue 8)."""
+"""`mtcabench annotate lineage`: deterministic lineage proposals for copied values."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import typer
+
+from mtcabench.annotate.lineage import (
+    DEFAULT_STOP_LIST,
+    LineageConfig,
+    LineageSummary,
+    propose_lineage,
+)
+from mtcabench.io import atomic_write, load_conversations, write_records
+from mtcabench.progress import err_console, tracked
+
+
+def lineage(
+    in_path: Path = typer.Option(..., "--in", "-i", help="Conversations file (JSONL) to read."),
+    out: Path = typer.Option(..., "--out", "-o", help="Candidates file (JSONL) to write."),
+    min_length: int = typer.Option(3, min=1, help="Shortest value traced, in characters."),
+    max_length: int = typer.Option(40, min=1, help="Longest value traced; longer leaves "
+                                   "are prose, whose ids, dates and numbers are traced instead."),
+    stop_word: list[str] = typer.Option([], "--stop-word", help="A value never traced "
+                                        "(repeatable; added to the default stop list)."),
+    no_default_stop_list: bool = typer.Option(False, "--no-default-stop-list", help=(
+        "Drop the default stop list: " + ", ".join(sorted(DEFAULT_STOP_LIST)) + ".")),
+    max_value_turns: int = typer.Option(8, min=1, help="Skip a value found in more earlier "
+                                        "turns than this (too ambiguous to propose)."),
+    include_words: bool = typer.Option(False, help="Also trace lower-case words and prose "
+                                       "leaves (categories such as 'economy')."),
+    derived_amounts: bool = typer.Option(True, help="Propose $ amounts equal to the sum or "
+                                         "difference of two traced amounts."),
+    hallucinations: bool = typer.Option(True, help="Propose exactly decidable "
+                                        "contradictions as hallucination candidates."),
+    summary_json: Path | None = typer.Option(None, help="Also write the summary as JSON."),
+) -> None:
+    """Trace values copied across turns: one candidate per span, graph and evidence included."""
+    stop = set(stop_word) | (set() if no_default_stop_list else set(DEFAULT_STOP_LIST))
+    if max_length < min_length:
+        raise typer.BadParameter(f"--max-length {max_length} is below --min-length {min_length}")
+    config = LineageConfig(min_length=min_length, max_length=max_length,
+                           stop_list=frozenset(stop), include_words=include_words,
+                           max_value_turns=max_value_turns, derived_amounts=derived_amounts,
+                           hallucinations=hallucinations)
+    conversations = load_conversations(in_path)
+    summary = LineageSummary()
+    with tracked(conversations.values(), "lineage", total=len(conversations)) as convs:
+        n = write_records(out, propose_lineage(convs, config, summary=summary))
+    err_console.print(f"wrote {n} lineage candidates to {out}")
+    if summary_json is not None:
+        with atomic_write(summary_json) as fh:
+            json.dump(summary.as_dict(), fh, indent=1)
+    for line in summary.lines():
+        typer.echo(line)
 
 
 def register(group: typer.Typer) -> None:
-    pass
+    group.command("lineage")(lineage)
