@@ -18,7 +18,7 @@ from datetime import datetime
 from enum import Enum
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 #: Layout version of every record kind defined here. A reader refuses a newer one.
 SCHEMA_VERSION = 1
@@ -181,13 +181,31 @@ class Conversation(Record):
                 )
         return self
 
+    # tool turn -> index of the turn that issued its call; built on first use, since graph
+    # checks ask often. Upstream files reuse call ids within a conversation (TauBench does),
+    # so a result answers the latest call with its id issued before it.
+    _call_of: dict[int, int] | None = PrivateAttr(default=None)
+
+    def __eq__(self, other: object) -> bool:
+        # Fields only: the private lookup cache must not make equal conversations differ.
+        return type(other) is type(self) and self.__dict__ == other.__dict__  # type: ignore[union-attr]
+
+    __hash__ = None  # type: ignore[assignment] - mutable records are not hashable
+
     def call_turn(self, tool_turn: int) -> int:
         """Index of the assistant turn that issued the call answered by ``tool_turn``."""
-        wanted = self.turns[tool_turn].tool_call_id
-        for turn in reversed(self.turns[:tool_turn]):
-            if any(c.id == wanted for c in turn.tool_calls):
-                return turn.index
-        raise KeyError(f"{self.id}: no call answered by turn {tool_turn}")
+        if self._call_of is None:
+            issued: dict[str, int] = {}
+            call_of: dict[int, int] = {}
+            for turn in self.turns:
+                for call in turn.tool_calls:
+                    issued[call.id] = turn.index
+                if turn.role is Role.TOOL and turn.tool_call_id in issued:
+                    call_of[turn.index] = issued[turn.tool_call_id]
+            self._call_of = call_of
+        if tool_turn not in self._call_of:
+            raise KeyError(f"{self.id}: no call answered by turn {tool_turn}")
+        return self._call_of[tool_turn]
 
 
 # --------------------------------------------------------------------------- graphs
