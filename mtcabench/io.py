@@ -106,6 +106,10 @@ def atomic_write(path: str | Path, mode: str = "w") -> Iterator[IO]:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
+        # mkstemp creates the file for its owner only; give it the usual permissions.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
