@@ -1,9 +1,68 @@
-"""`mtcabench score`: placeholder until the score stage lands (see the issues)."""
+"""`mtcabench score` and `mtcabench show`: score submissions, draw a span's graphs."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
+
+from mtcabench.progress import err_console
+
+
+def score(
+    submissions: list[Path] | None = typer.Argument(
+        None, help="Submission files (JSON Lines) to score; see docs/scoring.md."),
+    benchmark: str = typer.Option(..., "--benchmark", "-b",
+                                  help="Benchmark folder, release folder or Hub id."),
+    compare: tuple[Path, Path] | None = typer.Option(
+        None, "--compare", metavar="A B",
+        help="Two submissions side by side: A, B, A - B with a paired bootstrap."),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Folder for reports and charts [default: score/ beside the "
+        "first submission]."),
+    resamples: int = typer.Option(1000, help="Bootstrap resamples (0: no intervals)."),
+    seed: int = typer.Option(0, help="Bootstrap seed (fixed, so reruns agree)."),
+    average: str = typer.Option("macro", help="Average printed: macro, micro or both "
+                                "(the files hold both)."),
+    plot: bool = typer.Option(True, "--plot/--no-plot", help="Draw the chart by dependency type."),
+) -> None:
+    """Score submissions: edge and source precision/recall/F1, by dependency type, source
+    dataset and gold depth, macro and micro averages with bootstrap 95% intervals."""
+    from mtcabench.scoring.run import run_scoring
+
+    run_scoring(submissions or [], benchmark, compare=compare, out=out, resamples=resamples,
+                seed=seed, average=average, plot=plot)
+
+
+def show(
+    span_ids: list[str] = typer.Argument(..., help="Span ids to draw."),
+    benchmark: str = typer.Option(..., "--benchmark", "-b",
+                                  help="Benchmark folder, release folder or Hub id."),
+    submission: Path | None = typer.Option(
+        None, "--submission", "-s", help="Submission whose graph is overlaid on the gold one."),
+    out: Path = typer.Option(Path("."), "--out", "-o", help="Folder for the pictures."),
+    fmt: str = typer.Option("html", "--format", help="Picture format: html or svg."),
+    text: str = typer.Option("mermaid", "--text", help="Text printed: mermaid, dot or none."),
+) -> None:
+    """Draw spans: the conversation with the gold graph and a submission's graph overlaid."""
+    from mtcabench.errors import InputError
+    from mtcabench.scoring.show import (
+        render_dot,
+        render_mermaid,
+        span_views,
+        write_views,
+    )
+
+    if text not in ("mermaid", "dot", "none"):
+        raise InputError(f"--text must be mermaid, dot or none, got {text!r}")
+    views = span_views(span_ids, benchmark, submission)
+    paths = write_views(views, out, fmt)
+    for view, path in zip(views, paths):
+        if text != "none":
+            typer.echo(render_mermaid(view) if text == "mermaid" else render_dot(view))
+        err_console.print(f"show: {view.span.id} -> {path}")
 
 
 def register(app: typer.Typer) -> None:
-    pass
+    app.command("score")(score)
+    app.command("show")(show)

@@ -1,0 +1,50 @@
+"""Scoring submissions against a benchmark: exact metrics, intervals, reports, pictures.
+
+The public surface; the code lives in one module per role:
+
+- :mod:`~mtcabench.scoring.metrics`: the metric definitions (per span, macro and micro);
+- :mod:`~mtcabench.scoring.submission`: reading and checking a submission file;
+- :mod:`~mtcabench.scoring.bootstrap`: vectorised (paired) bootstrap intervals;
+- :mod:`~mtcabench.scoring.scorer`: scoring, report rows, comparisons;
+- :mod:`~mtcabench.scoring.report`: the report and comparison records (JSON);
+- :mod:`~mtcabench.scoring.tables`: terminal and Markdown tables;
+- :mod:`~mtcabench.scoring.plots`: the bar chart by dependency type;
+- :mod:`~mtcabench.scoring.show`: one span drawn with gold and predicted graphs;
+- :mod:`~mtcabench.scoring.schema`: the published JSON schema of a submission line;
+- :mod:`~mtcabench.scoring.run`: a whole scoring run, as the CLI and the demo do it.
+"""
+
+from mtcabench.scoring.metrics import (
+    AVERAGES,
+    DEFINITIONS,
+    METRICS,
+    SpanScore,
+    aggregate,
+    edge_f1,
+    edge_precision,
+    edge_recall,
+    edge_sources,
+    hallucinated_source_recall,
+    score_span,
+    source_precision,
+    source_recall,
+)
+from mtcabench.scoring.report import Comparison, ScoreReport
+from mtcabench.scoring.run import ScoreRun, compare_and_print, run_scoring
+from mtcabench.scoring.scorer import (
+    build_comparison,
+    build_report,
+    compare_submissions,
+    score_spans,
+    score_submission,
+)
+from mtcabench.scoring.submission import TOLERATED, Submission, read_submission
+
+__all__ = [
+    "AVERAGES", "DEFINITIONS", "METRICS", "TOLERATED",
+    "Comparison", "ScoreReport", "ScoreRun", "SpanScore", "Submission",
+    "aggregate", "build_comparison", "build_report", "compare_and_print", "compare_submissions",
+    "edge_f1", "edge_precision", "edge_recall", "edge_sources", "hallucinated_source_recall",
+    "read_submission", "run_scoring", "score_span", "score_spans", "score_submission",
+    "source_precision", "source_recall",
+]

@@ -1,0 +1,169 @@
+"""The score report and the comparison, as versioned records written as JSON.
+
+A report states everything needed to read its numbers: the metric formulas, which
+average each number is, the bootstrap settings, how many spans were missing, and every
+tolerated issue counted. Rows are the overall group and one per dependency type, source
+dataset and gold depth.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from mtcabench.model import Record, _Model
+
+#: Breakdowns in report order, with their display names.
+BREAKDOWNS: dict[str, str] = {
+    "overall": "overall",
+    "dependency_type": "dependency type",
+    "source": "source dataset",
+    "depth": "gold depth",
+}
+
+
+class Estimate(_Model):
+    """A value with its bootstrap interval; None where undefined (e.g. no such spans)."""
+
+    value: float | None = Field(description="The average over the row's spans.")
+    low: float | None = Field(default=None, description="Lower end of the interval.")
+    high: float | None = Field(default=None, description="Upper end of the interval.")
+
+
+class MetricEstimates(_Model):
+    """One metric under both averages."""
+
+    macro: Estimate = Field(description="Mean of per-span values.")
+    micro: Estimate = Field(description="Ratio of counts summed over the row's spans.")
+
+
+class ReportRow(_Model):
+    """One group of spans: overall, or one dependency type, source dataset or gold depth."""
+
+    breakdown: str = Field(description="overall, dependency_type, source or depth.")
+    group: str = Field(description="The group's value, e.g. 'chained' or '3'; 'all' overall.")
+    spans: int = Field(description="Benchmark spans in the group.")
+    missing: int = Field(description="Of which absent from the submission or skipped (scored empty).")
+    hallucination_spans: int = Field(description="Of which hallucination spans.")
+    metrics: dict[str, MetricEstimates] = Field(description="Every metric by name.")
+
+    @property
+    def title(self) -> str:
+        if self.breakdown == "overall":
+            return "overall"
+        return f"{BREAKDOWNS.get(self.breakdown, self.breakdown)}: {self.group}"
+
+
+class SubmissionInfo(_Model):
+    """Which submission was scored and how it was produced (from its header)."""
+
+    path: str
+    name: str = Field(description="File name without extension; names the output files.")
+    label: str = Field(description="Display label: method/scorer, or the file name.")
+    method: str | None = None
+    scorer: str | None = None
+    model: str | None = None
+    parameters: dict[str, Any] = Field(default_factory=dict)
+    created_at: datetime | None = None
+
+
+class BootstrapSettings(_Model):
+    resamples: int = Field(description="Resamples per row (0: no intervals).")
+    seed: int = Field(description="Fixed seed; each row's draws also depend on its name.")
+    confidence: float = Field(description="Interval coverage, e.g. 0.95.")
+    method: str = Field(
+        default="percentile bootstrap: a row's spans drawn with replacement",
+        description="How intervals are computed.")
+
+
+class WarningCount(_Model):
+    """A tolerated issue (see docs/scoring.md), counted."""
+
+    code: str
+    count: int
+    meaning: str
+    examples: list[str] = Field(default_factory=list)
+
+
+class SpanCounts(_Model):
+    benchmark: int = Field(description="Spans in the benchmark.")
+    predicted: int = Field(description="Spans with a prediction line (not skipped).")
+    missing: int = Field(description="Spans absent from the submission (scored empty).")
+    skipped: int = Field(description="Spans the submission skipped (scored empty).")
+
+
+class ScoreReport(Record):
+    """The score of one submission against one benchmark."""
+
+    KIND: ClassVar[str] = "score-report"
+
+    submission: SubmissionInfo
+    benchmark: str = Field(description="Benchmark path or Hub id.")
+    spans: SpanCounts
+    bootstrap: BootstrapSettings
+    definitions: dict[str, str] = Field(description="Formula of each metric.")
+    averages: dict[str, str] = Field(description="What macro and micro mean.")
+    warnings: list[WarningCount] = Field(default_factory=list)
+    rows: list[ReportRow]
+
+    def row(self, breakdown: str, group: str = "all") -> ReportRow:
+        for r in self.rows:
+            if r.breakdown == breakdown and r.group == group:
+                return r
+        raise KeyError(f"no row {breakdown}={group}")
+
+
+class Difference(_Model):
+    """``a - b`` with its paired-bootstrap interval and two-sided p-value."""
+
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+    p_value: float | None = Field(default=None, description="Share of resamples on the other "
+                                  "side of 0, doubled (two-sided); None without resamples.")
+
+
+class ComparedMetric(_Model):
+    """One metric under one average for both submissions."""
+
+    a: Estimate
+    b: Estimate
+    difference: Difference
+
+
+class ComparisonRow(_Model):
+    breakdown: str
+    group: str
+    spans: int
+    missing_a: int
+    missing_b: int
+    hallucination_spans: int
+    metrics: dict[str, dict[str, ComparedMetric]] = Field(
+        description="metric -> average (macro, micro) -> a, b and a - b.")
+
+    @property
+    def title(self) -> str:
+        if self.breakdown == "overall":
+            return "overall"
+        return f"{BREAKDOWNS.get(self.breakdown, self.breakdown)}: {self.group}"
+
+
+class Comparison(Record):
+    """Two submissions on the same benchmark, side by side, with a paired bootstrap."""
+
+    KIND: ClassVar[str] = "score-comparison"
+
+    a: ScoreReport
+    b: ScoreReport
+    benchmark: str
+    bootstrap: BootstrapSettings
+    difference: str = Field(default="a - b", description="Sign of every difference.")
+    rows: list[ComparisonRow]
+
+    def row(self, breakdown: str, group: str = "all") -> ComparisonRow:
+        for r in self.rows:
+            if r.breakdown == breakdown and r.group == group:
+                return r
+        raise KeyError(f"no row {breakdown}={group}")

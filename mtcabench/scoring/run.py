@@ -1,0 +1,192 @@
+"""One scoring run, as the CLI and the demo do it: score, compare, write files, print tables."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+
+from mtcabench.benchmark import Benchmark
+from mtcabench.errors import InputError
+from mtcabench.io import atomic_write
+from mtcabench.progress import err_console
+from mtcabench.scoring.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
+from mtcabench.scoring.metrics import AVERAGES
+from mtcabench.scoring.plots import plot_by_dependency_type
+from mtcabench.scoring.report import Comparison, ScoreReport
+from mtcabench.scoring.scorer import (
+    ScoredSubmission,
+    as_benchmark,
+    build_comparison,
+    build_report,
+    score_spans,
+)
+from mtcabench.scoring.submission import read_submission
+from mtcabench.scoring.tables import (
+    HEADLINE,
+    comparison_markdown,
+    comparison_table,
+    report_markdown,
+    report_table,
+    warnings_line,
+)
+
+
+@dataclass
+class ScoreRun:
+    """What a run produced: a report per submission, the comparison if asked, the files."""
+
+    reports: list[ScoreReport]
+    comparison: Comparison | None
+    out: Path
+    files: list[Path] = field(default_factory=list)
+
+
+def run_scoring(
+    submissions: Sequence[str | Path],
+    benchmark: Benchmark | str | Path,
+    *,
+    compare: tuple[str | Path, str | Path] | None = None,
+    out: str | Path | None = None,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    average: str = "macro",
+    plot: bool = True,
+    console: Console | None = None,
+) -> ScoreRun:
+    """Score submissions (and compare two), write JSON, Markdown, per-span scores and the chart.
+
+    ``submissions`` are scored on their own; ``compare=(a, b)`` also scores a and b and
+    puts them side by side (``a - b``, paired bootstrap). Tables are printed on ``console``
+    (stdout by default): the comparison when asked, else one table per submission, with the
+    ``average`` named ("macro", "micro" or "both"). Files go to ``out`` (default: a ``score``
+    folder beside the first submission).
+    """
+    if average not in (*AVERAGES, "both"):
+        raise InputError(f"--average must be macro, micro or both, got {average!r}")
+    paths = _unique([Path(p) for p in submissions] + [Path(p) for p in (compare or ())])
+    if not paths:
+        raise InputError("give a submission file to score, or --compare A B")
+    console = console or Console()
+    bench = as_benchmark(benchmark)
+    out = Path(out) if out is not None else paths[0].parent / "score"
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{out}: exists and is not a folder; choose another --out")
+    out.mkdir(parents=True, exist_ok=True)
+
+    scored: dict[Path, ScoredSubmission] = {}
+    for p in paths:
+        scored[p.resolve()] = score_spans(read_submission(p), bench)
+    comparison = None
+    if compare is not None:
+        a, b = (scored[Path(p).resolve()] for p in compare)
+        comparison = build_comparison(a, b, bench, resamples=resamples, seed=seed)
+    reports: list[ScoreReport] = []
+    for p in paths:
+        s = scored[p.resolve()]
+        if comparison is not None and s is a:
+            reports.append(comparison.a)
+        elif comparison is not None and s is b:
+            reports.append(comparison.b)
+        else:
+            reports.append(build_report(s, bench, resamples=resamples, seed=seed))
+
+    run = ScoreRun(reports, comparison, out)
+    names = _file_names([r.submission.name for r in reports])
+    for report, name, p in zip(reports, names, paths):
+        run.files.append(_write(out / f"{name}.score.json", report.model_dump_json(indent=2)))
+        run.files.append(_write(out / f"{name}.score.md", report_markdown(report)))
+        run.files.append(_write_span_scores(out / f"{name}.spans.jsonl", scored[p.resolve()],
+                                            bench))
+    if comparison is not None:
+        na, nb = (names[paths.index(_find(paths, p))] for p in compare)
+        stem = out / f"compare-{na}-vs-{nb}"
+        run.files.append(_write(stem.with_suffix(".json"), comparison.model_dump_json(indent=2)))
+        run.files.append(_write(stem.with_suffix(".md"), comparison_markdown(comparison)))
+    if plot:
+        run.files += plot_by_dependency_type(reports, out / "by-dependency-type")
+
+    averages = list(AVERAGES) if average == "both" else [average]
+    if comparison is not None:
+        for avg in averages:
+            console.print(comparison_table(comparison, avg, HEADLINE))
+        for label, rep in (("A", comparison.a), ("B", comparison.b)):
+            if rep.warnings:
+                console.print(f"[yellow]{label} {warnings_line(rep.warnings)}")
+    else:
+        for report in reports:
+            for avg in averages:
+                console.print(report_table(report, avg))
+            if report.warnings:
+                console.print(f"[yellow]{warnings_line(report.warnings)}")
+    err_console.print(f"score: wrote {len(run.files)} files to {out}")
+    return run
+
+
+def compare_and_print(
+    a: str | Path,
+    b: str | Path,
+    benchmark: Benchmark | str | Path,
+    out: str | Path,
+    *,
+    console: Console | None = None,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> Comparison:
+    """Score two submissions, write every file to ``out`` and print the comparison table."""
+    run = run_scoring([], benchmark, compare=(a, b), out=out, resamples=resamples, seed=seed,
+                      console=console)
+    return run.comparison  # type: ignore[return-value]  # always set when compare is given
+
+
+def _unique(paths: list[Path]) -> list[Path]:
+    seen, out = set(), []
+    for p in paths:
+        if p.resolve() not in seen:
+            seen.add(p.resolve())
+            out.append(p)
+    return out
+
+
+def _find(paths: list[Path], p: str | Path) -> Path:
+    wanted = Path(p).resolve()
+    return next(x for x in paths if x.resolve() == wanted)
+
+
+def _file_names(names: list[str]) -> list[str]:
+    """Output names from file stems, numbered when two submissions share a stem."""
+    out, used = [], set()
+    for name in names:
+        candidate, k = name, 2
+        while candidate in used:
+            candidate, k = f"{name}-{k}", k + 1
+        used.add(candidate)
+        out.append(candidate)
+    return out
+
+
+def _write(path: Path, text: str) -> Path:
+    with atomic_write(path) as fh:
+        fh.write(text if text.endswith("\n") else text + "\n")
+    return path
+
+
+def _write_span_scores(path: Path, scored: ScoredSubmission, bench: Benchmark) -> Path:
+    """One line per benchmark span: its groups, whether it was predicted, every metric."""
+    with atomic_write(path) as fh:
+        for span, score, empty in zip(bench.spans, scored.scores, scored.empty):
+            entry = scored.submission.entries.get(span.id)
+            status = "missing" if entry is None else "skipped" if entry.skipped else "predicted"
+            fh.write(json.dumps({
+                "span_id": span.id, "conversation_id": span.conversation_id,
+                "source": span.source, "domain": span.domain,
+                "dependency_type": span.dependency_type.value, "depth": span.depth,
+                "status": status, **score.values(),
+                "edge_hits": score.edge_hits, "edge_predicted": score.edge_predicted,
+                "edge_gold": score.edge_gold, "source_hits": score.source_hits,
+                "source_predicted": score.source_predicted, "source_gold": score.source_gold,
+            }, ensure_ascii=False) + "\n")
+    return path

@@ -1,0 +1,269 @@
+"""Scoring a submission against a benchmark: per-span scores, rows, intervals, comparisons."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from mtcabench.benchmark import Benchmark, load_benchmark
+from mtcabench.errors import InputError
+from mtcabench.model import BenchmarkSpan, DependencyType
+from mtcabench.scoring.bootstrap import (
+    CONFIDENCE,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    interval,
+    paired_p_value,
+    resampled_averages,
+    row_rng,
+)
+from mtcabench.scoring.metrics import (
+    AVERAGES,
+    COLUMNS,
+    DEFINITIONS,
+    METRICS,
+    SpanScore,
+    aggregate,
+    score_span,
+    span_matrix,
+)
+from mtcabench.scoring.report import (
+    BootstrapSettings,
+    ComparedMetric,
+    Comparison,
+    ComparisonRow,
+    Difference,
+    Estimate,
+    MetricEstimates,
+    ReportRow,
+    ScoreReport,
+    SpanCounts,
+    SubmissionInfo,
+    WarningCount,
+)
+from mtcabench.scoring.submission import Submission, check_against_benchmark, read_submission
+
+_HALLUCINATION = COLUMNS.index("hallucination")
+
+
+@dataclass
+class ScoredSubmission:
+    """A checked submission with one score per benchmark span, in benchmark order."""
+
+    submission: Submission
+    scores: list[SpanScore]
+    matrix: np.ndarray
+    empty: np.ndarray  # bool per span: missing or skipped, scored as an empty prediction
+    missing: list[str]
+
+
+@dataclass(frozen=True)
+class Group:
+    """A row of the report: which spans (indices into the benchmark's span list)."""
+
+    breakdown: str
+    group: str
+    indices: np.ndarray
+
+    def seed_key(self, spans: list[BenchmarkSpan]) -> str:
+        """What seeds the row's draws: its spans, so equal groups get equal intervals."""
+        return "\n".join(spans[i].id for i in self.indices)
+
+
+def as_benchmark(benchmark: Benchmark | str | Path) -> Benchmark:
+    return benchmark if isinstance(benchmark, Benchmark) else load_benchmark(benchmark)
+
+
+def score_spans(submission: Submission, benchmark: Benchmark) -> ScoredSubmission:
+    """Check a submission against the benchmark and score every benchmark span."""
+    if not benchmark.spans:
+        raise InputError(f"{benchmark.origin}: the benchmark has no spans to score")
+    missing = check_against_benchmark(submission, benchmark)
+    scores = [
+        score_span(
+            s.id,
+            submission.pairs(s.id),
+            [e.pair for e in s.graph.edges],
+            s.sources,
+            benchmark.conversations[s.conversation_id],
+            s.dependency_type,
+        )
+        for s in benchmark.spans
+    ]
+    empty = np.array([
+        s.id not in submission.entries or bool(submission.entries[s.id].skipped)
+        for s in benchmark.spans
+    ])
+    return ScoredSubmission(submission, scores, span_matrix(scores), empty, missing)
+
+
+def groups(spans: list[BenchmarkSpan]) -> list[Group]:
+    """The report's rows: overall, then by dependency type, source dataset and gold depth."""
+    out = [Group("overall", "all", np.arange(len(spans)))]
+
+    def by(breakdown: str, value_of, order) -> None:
+        values = [value_of(s) for s in spans]
+        for v in sorted(set(values), key=order):
+            idx = np.array([i for i, x in enumerate(values) if x == v])
+            out.append(Group(breakdown, str(v), idx))
+
+    types = list(DependencyType)
+    by("dependency_type", lambda s: s.dependency_type.value,
+       lambda v: types.index(DependencyType(v)))
+    by("source", lambda s: s.source, str)
+    by("depth", lambda s: s.depth, int)
+    return out
+
+
+def _estimates(point: dict, samples: dict | None, metric: str, avg: str) -> Estimate:
+    value = float(point[metric][avg][0])
+    if np.isnan(value):
+        return Estimate(value=None)
+    ci = interval(samples[metric][avg], CONFIDENCE) if samples is not None else None
+    return Estimate(value=value, low=ci[0] if ci else None, high=ci[1] if ci else None)
+
+
+def _point(matrix: np.ndarray) -> dict:
+    return aggregate(matrix.sum(axis=0)[None, :], np.array([float(matrix.shape[0])]))
+
+
+def _info(sub: Submission) -> SubmissionInfo:
+    h = sub.header
+    return SubmissionInfo(
+        path=str(sub.path), name=sub.name, label=sub.label,
+        method=h.method if h else None, scorer=h.scorer if h else None,
+        model=h.model if h else None, parameters=h.parameters if h else {},
+        created_at=h.created_at if h else None,
+    )
+
+
+def build_report(
+    scored: ScoredSubmission,
+    benchmark: Benchmark,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> ScoreReport:
+    """The report of one scored submission: every row, both averages, intervals."""
+    return _reports([scored], benchmark, resamples, seed)[0][0]
+
+
+def build_comparison(
+    a: ScoredSubmission,
+    b: ScoredSubmission,
+    benchmark: Benchmark,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> Comparison:
+    """Side by side with ``a - b``; the same resampled spans for both (paired bootstrap)."""
+    (report_a, report_b), rows = _reports([a, b], benchmark, resamples, seed)
+    return Comparison(a=report_a, b=report_b, benchmark=benchmark.origin,
+                      bootstrap=report_a.bootstrap, rows=rows)
+
+
+def _reports(
+    scored: list[ScoredSubmission], benchmark: Benchmark, resamples: int, seed: int
+) -> tuple[list[ScoreReport], list[ComparisonRow]]:
+    """Reports of one or two submissions; for two, also the paired comparison rows.
+
+    Each row's draws are made once and applied to every submission, so a report's
+    intervals are the same whether it was built alone or in a comparison.
+    """
+    if resamples < 0:
+        raise InputError(f"--resamples must be 0 or more, got {resamples}")
+    if seed < 0:
+        raise InputError(f"--seed must be 0 or more, got {seed}")
+    rows: list[list[ReportRow]] = [[] for _ in scored]
+    compared: list[ComparisonRow] = []
+    hal = scored[0].matrix[:, _HALLUCINATION]
+    for g in groups(benchmark.spans):
+        mats = [s.matrix[g.indices] for s in scored]
+        points = [_point(m) for m in mats]
+        if resamples:
+            rng = row_rng(seed, g.seed_key(benchmark.spans))
+            samples: list = resampled_averages(mats, resamples, rng)
+        else:
+            samples = [None] * len(scored)
+        estimates = [
+            {name: {avg: _estimates(p, smp, name, avg) for avg in AVERAGES} for name in METRICS}
+            for p, smp in zip(points, samples)
+        ]
+        n_hal = int(hal[g.indices].sum())
+        for out, s, est in zip(rows, scored, estimates):
+            out.append(ReportRow(
+                breakdown=g.breakdown, group=g.group, spans=len(g.indices),
+                missing=int(s.empty[g.indices].sum()), hallucination_spans=n_hal,
+                metrics={name: MetricEstimates(**est[name]) for name in METRICS}))
+        if len(scored) == 2:
+            ea, eb = estimates
+            sa, sb = samples
+            compared.append(ComparisonRow(
+                breakdown=g.breakdown, group=g.group, spans=len(g.indices),
+                missing_a=rows[0][-1].missing, missing_b=rows[1][-1].missing,
+                hallucination_spans=n_hal,
+                metrics={name: {avg: ComparedMetric(
+                    a=ea[name][avg], b=eb[name][avg], difference=_difference(
+                        ea[name][avg], eb[name][avg],
+                        None if sa is None else sa[name][avg] - sb[name][avg]))
+                    for avg in AVERAGES} for name in METRICS},
+            ))
+    reports = []
+    for s, r in zip(scored, rows):
+        sub = s.submission
+        skipped = sum(1 for e in sub.entries.values() if e.skipped)
+        reports.append(ScoreReport(
+            submission=_info(sub),
+            benchmark=benchmark.origin,
+            spans=SpanCounts(benchmark=len(benchmark.spans),
+                             predicted=len(sub.entries) - skipped,
+                             missing=len(s.missing), skipped=skipped),
+            bootstrap=BootstrapSettings(resamples=resamples, seed=seed, confidence=CONFIDENCE),
+            definitions=dict(DEFINITIONS),
+            averages=dict(AVERAGES),
+            warnings=[WarningCount(**w) for w in sub.warnings.as_list()],
+            rows=r,
+        ))
+    return reports, compared
+
+
+def _difference(a: Estimate, b: Estimate, samples: np.ndarray | None) -> Difference:
+    if a.value is None or b.value is None:
+        return Difference(value=None)
+    ci = interval(samples, CONFIDENCE) if samples is not None else None
+    return Difference(value=a.value - b.value, low=ci[0] if ci else None,
+                      high=ci[1] if ci else None,
+                      p_value=paired_p_value(samples) if samples is not None else None)
+
+
+# --------------------------------------------------------------------------- one-call API
+
+
+def score_submission(
+    submission: str | Path,
+    benchmark: Benchmark | str | Path,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> ScoreReport:
+    """Read, check and score one submission file against a benchmark (path, id or loaded)."""
+    bench = as_benchmark(benchmark)
+    return build_report(score_spans(read_submission(submission), bench), bench,
+                        resamples=resamples, seed=seed)
+
+
+def compare_submissions(
+    a: str | Path,
+    b: str | Path,
+    benchmark: Benchmark | str | Path,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> Comparison:
+    """Score two submission files on one benchmark and compare them (``a - b``, paired)."""
+    bench = as_benchmark(benchmark)
+    return build_comparison(score_spans(read_submission(a), bench),
+                            score_spans(read_submission(b), bench), bench,
+                            resamples=resamples, seed=seed)

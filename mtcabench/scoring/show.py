@@ -1,0 +1,324 @@
+"""Drawing one span: its conversation with the gold graph and a submission's graph overlaid.
+
+Turns are drawn top to bottom up to the target turn; gold edges arc on the left,
+predicted edges on the right. An edge in both is green on both sides, a gold edge the
+submission missed is red and dashed, a predicted edge that is not gold is orange. The same
+picture is given as SVG, as an HTML page (SVG, per-span metrics, full turn texts), and as
+Mermaid or DOT text for pasting into documents.
+"""
+
+from __future__ import annotations
+
+import difflib
+import html
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mtcabench.errors import InputError
+from mtcabench.io import atomic_write
+from mtcabench.model import BenchmarkSpan, Conversation, PredictedEdge, Role
+from mtcabench.scoring.metrics import METRICS, score_span
+from mtcabench.scoring.scorer import as_benchmark
+from mtcabench.scoring.submission import check_against_benchmark, read_submission
+
+Pair = tuple[int, int]
+
+BOTH, MISSED, EXTRA, GOLD = "#2e8b57", "#d62728", "#ff8c00", "#333333"
+_COLOURS = {"both": BOTH, "missed": MISSED, "extra": EXTRA, "gold": GOLD}
+_ROLE_FILL = {Role.SYSTEM: "#eeeeee", Role.USER: "#dbe9f7", Role.ASSISTANT: "#ffffff",
+              Role.TOOL: "#fdf3d0"}
+
+
+@dataclass
+class SpanView:
+    """What is drawn for one span: gold and predicted edges, classified."""
+
+    span: BenchmarkSpan
+    conversation: Conversation
+    predicted: list[PredictedEdge] | None  # None: no submission given
+    label: str = "prediction"
+    status: str = "predicted"  # predicted, missing or skipped
+    scores: dict[Pair, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for e in self.predicted or []:
+            if e.score is not None:
+                self.scores[(e.child, e.parent)] = max(e.score, self.scores.get((e.child, e.parent),
+                                                                               e.score))
+
+    @property
+    def gold(self) -> set[Pair]:
+        return {e.pair for e in self.span.graph.edges}
+
+    @property
+    def pred(self) -> set[Pair]:
+        return {(e.child, e.parent) for e in self.predicted or []}
+
+    def kind(self, pair: Pair) -> str:
+        """'both', 'missed' (gold only), 'extra' (predicted only); 'gold' without a submission."""
+        if self.predicted is None:
+            return "gold"
+        if pair in self.gold and pair in self.pred:
+            return "both"
+        return "missed" if pair in self.gold else "extra"
+
+    def metrics(self) -> dict[str, float | None]:
+        s = score_span(self.span.id, sorted(self.pred), sorted(self.gold), self.span.sources,
+                       self.conversation, self.span.dependency_type)
+        return s.values()
+
+    @property
+    def turns(self):
+        return self.conversation.turns[: self.span.graph.target + 1]
+
+
+def _colour(view: SpanView, pair: Pair) -> str:
+    return _COLOURS[view.kind(pair)]
+
+
+def _one_line(text: str, limit: int) -> str:
+    flat = re.sub(r"\s+", " ", text).strip()
+    return flat if len(flat) <= limit else flat[: limit - 1] + "\u2026"
+
+
+# --------------------------------------------------------------------------- SVG
+
+
+def _legend(view: SpanView) -> str:
+    if view.predicted is None:
+        return f'<text x="10" y="58"><tspan fill="{GOLD}">\u25a0 gold edge</tspan></text>'
+    return (f'<text x="10" y="58"><tspan fill="{BOTH}">\u25a0 in both</tspan>  '
+            f'<tspan fill="{MISSED}">\u25a0 gold, missed</tspan>  '
+            f'<tspan fill="{EXTRA}">\u25a0 predicted, not gold</tspan></text>')
+
+
+def render_svg(view: SpanView) -> str:
+    """The conversation up to the target, gold edges left, predicted edges right."""
+    width, arc, row, gap, top = 1100, 190, 46, 8, 70
+    box_x, box_w = arc + 10, width - 2 * arc - 20
+    turns = view.turns
+    height = top + len(turns) * (row + gap) + 20
+    y = {t.index: top + t.index * (row + gap) + row / 2 for t in turns}
+    e = html.escape
+    out = [
+        (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+         f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">'),
+        "<defs>" + "".join(
+            f'<marker id="arrow-{name}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
+            f'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
+            f'fill="{colour}"/></marker>'
+            for name, colour in _COLOURS.items()) + "</defs>",
+        f'<text x="10" y="20" font-size="14" font-weight="bold">{e(view.span.id)}</text>',
+        (f'<text x="10" y="40">{e(view.span.dependency_type.value)}; gold edges on the left, '
+         f'{e(view.label)} ({e(view.status)}) on the right</text>'),
+        _legend(view),
+    ]
+    target = view.span.graph.target
+    for t in turns:
+        y0 = y[t.index] - row / 2
+        stroke = 'stroke="#000" stroke-width="2.5"' if t.index == target else 'stroke="#999"'
+        out.append(f'<rect x="{box_x}" y="{y0}" width="{box_w}" height="{row}" rx="4" '
+                   f'fill="{_ROLE_FILL[t.role]}" {stroke}/>')
+        out.append(f'<text x="{box_x + 6}" y="{y0 + 16}" font-weight="bold">#{t.index} '
+                   f'{t.role.value}{" (target)" if t.index == target else ""}</text>')
+        # About 7 px per character at 12 px: keep the line inside its box.
+        limit = int((box_w - 12) / 7)
+        line = (f'span: \u201c{_one_line(view.span.span.text, limit - 8)}\u201d'
+                if t.index == target else _one_line(t.text, limit))
+        out.append(f'<text x="{box_x + 6}" y="{y0 + 34}">{e(line)}</text>')
+    for side, pairs in (("gold", sorted(view.gold)), ("pred", sorted(view.pred))):
+        for child, parent in pairs:
+            if child not in y or parent not in y:
+                continue
+            kind = view.kind((child, parent))
+            colour = _colour(view, (child, parent))
+            bend = min(arc - 15, 25 + 14 * (child - parent))
+            x0 = box_x if side == "gold" else box_x + box_w
+            xc = x0 - bend if side == "gold" else x0 + bend
+            dash = ' stroke-dasharray="5,4"' if kind == "missed" else ""
+            title = f"{side} edge {child}->{parent} ({kind})"
+            if side == "pred" and (child, parent) in view.scores:
+                title += f" score {view.scores[(child, parent)]:.3g}"
+            out.append(
+                f'<path d="M{x0},{y[child]} C{xc},{y[child]} {xc},{y[parent]} {x0},{y[parent]}" '
+                f'fill="none" stroke="{colour}" stroke-width="2"{dash} '
+                f'marker-end="url(#arrow-{kind})" class="edge {side} {kind}" '
+                f'data-edge="{child}-&gt;{parent}"><title>{e(title)}</title></path>')
+            if side == "pred" and (child, parent) in view.scores:
+                out.append(f'<text x="{xc - 4}" y="{(y[child] + y[parent]) / 2}" '
+                           f'fill="{colour}" text-anchor="end" font-size="10">'
+                           f'{view.scores[(child, parent)]:.2f}</text>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- HTML
+
+
+def render_html(view: SpanView) -> str:
+    """A page: the span's facts and metrics, the SVG, the edges, and every turn in full."""
+    e = html.escape
+    span = view.span
+    metrics = view.metrics() if view.predicted is not None else {}
+    rows = "".join(
+        f"<tr><td>{e(METRICS[k])}</td><td>{'n/a' if v is None else f'{v:.3f}'}</td></tr>"
+        for k, v in metrics.items())
+    edges = "".join(
+        f'<tr style="color:{_colour(view, p)}"><td>{p[0]} \u2192 {p[1]}</td>'
+        f"<td>{'yes' if p in view.gold else 'no'}</td><td>{'yes' if p in view.pred else 'no'}</td>"
+        f"<td>{view.scores.get(p, '')}</td><td>{view.kind(p)}</td></tr>"
+        for p in sorted(view.gold | view.pred, reverse=True))
+    turns = []
+    for t in view.turns:
+        text = e(t.text)
+        if t.index == span.graph.target:
+            s = span.span
+            text = (e(t.text[: s.start]) + "<mark>" + e(t.text[s.start : s.end]) + "</mark>"
+                    + e(t.text[s.end :]))
+        turns.append(f'<div class="turn {t.role.value}"><b>#{t.index} {t.role.value}</b>'
+                     f"<pre>{text}</pre></div>")
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{e(span.id)}</title>
+<style>body{{font-family:sans-serif;margin:1.5em}} pre{{white-space:pre-wrap;margin:.3em 0}}
+table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:2px 8px}}
+.turn{{border:1px solid #ccc;border-radius:4px;padding:4px 8px;margin:4px 0}}
+.user{{background:#dbe9f7}} .tool{{background:#fdf3d0}} .system{{background:#eee}}
+mark{{background:#ffe066}}</style></head><body>
+<h1>{e(span.id)}</h1>
+<p>dependency type <b>{e(span.dependency_type.value)}</b>; source {e(span.source)}/{e(span.domain)};
+gold depth {span.depth}; gold sources {span.sources}; {e(view.label)}: <b>{e(view.status)}</b></p>
+<p>target span: <mark>{e(span.span.text)}</mark></p>
+{f'<table><tr><th>metric (this span)</th><th>value</th></tr>{rows}</table>' if rows else ''}
+<h2>Graphs</h2>
+{render_svg(view)}
+<h2>Edges</h2>
+<table><tr><th>edge (child \u2192 parent)</th><th>gold</th><th>predicted</th><th>score</th>
+<th>kind</th></tr>{edges}</table>
+<h2>Conversation up to the target</h2>
+{''.join(turns)}
+</body></html>
+"""
+
+
+# --------------------------------------------------------------------------- text
+
+
+def _edge_label(view: SpanView, pair: Pair) -> str:
+    kind = view.kind(pair)
+    label = {"both": "gold+predicted", "missed": "gold only (missed)",
+             "extra": "predicted only", "gold": "gold"}[kind]
+    if pair in view.scores:
+        label += f" {view.scores[pair]:.2f}"
+    return label
+
+
+def _nodes(view: SpanView) -> list[int]:
+    nodes = {view.span.graph.target} | {x for p in view.gold | view.pred for x in p}
+    return sorted(nodes, reverse=True)
+
+
+def render_mermaid(view: SpanView) -> str:
+    """A Mermaid flowchart: one node per turn in either graph, edges coloured by kind."""
+
+    def esc(text: str) -> str:
+        # Mermaid's entity codes; '#' itself first so that user text cannot form one.
+        return (text.replace("#", "#35;").replace('"', "#quot;").replace("|", "#124;")
+                .replace("<", "#lt;").replace(">", "#gt;"))
+
+    lines = ["flowchart RL", f"  %% {view.span.id}: gold vs {view.label} ({view.status})"]
+    for n in _nodes(view):
+        t = view.conversation.turns[n]
+        text = view.span.span.text if n == view.span.graph.target else t.text
+        lines.append(f'  t{n}["turn {n}, {t.role.value}: {esc(_one_line(text, 48))}"]')
+    styles = []
+    for i, pair in enumerate(sorted(view.gold | view.pred, reverse=True)):
+        kind = view.kind(pair)
+        arrow = "-.->" if kind == "missed" else "-->"
+        lines.append(f'  t{pair[0]} {arrow}|"{esc(_edge_label(view, pair))}"| t{pair[1]}')
+        styles.append(f"  linkStyle {i} stroke:{_colour(view, pair)},stroke-width:2px")
+    lines.append(f"  style t{view.span.graph.target} stroke-width:3px")
+    return "\n".join(lines + styles) + "\n"
+
+
+def render_dot(view: SpanView) -> str:
+    """The same picture as Graphviz DOT."""
+
+    def esc(text: str) -> str:
+        return text.replace("\\", "\\\\").replace('"', '\\"')
+
+    lines = [f'digraph "{esc(view.span.id)}" {{', "  rankdir=RL;",
+             "  node [shape=box, fontname=sans];",
+             f'  label="{esc(view.span.id)}: gold vs {esc(view.label)} ({view.status})";']
+    for n in _nodes(view):
+        t = view.conversation.turns[n]
+        text = view.span.span.text if n == view.span.graph.target else t.text
+        pen = ", penwidth=3" if n == view.span.graph.target else ""
+        lines.append(f'  t{n} [label="turn {n}, {t.role.value}: {esc(_one_line(text, 48))}", '
+                     f'style=filled, fillcolor="{_ROLE_FILL[t.role]}"{pen}];')
+    for pair in sorted(view.gold | view.pred, reverse=True):
+        style = ", style=dashed" if view.kind(pair) == "missed" else ""
+        lines.append(f'  t{pair[0]} -> t{pair[1]} [color="{_colour(view, pair)}", '
+                     f'label="{esc(_edge_label(view, pair))}"{style}];')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- loading, files
+
+
+def span_views(
+    span_ids: list[str],
+    benchmark,
+    submission: str | Path | None = None,
+) -> list[SpanView]:
+    """The views of some spans of a benchmark, with a submission's edges if one is given.
+
+    The submission is checked against the benchmark as for scoring, so what is drawn is
+    exactly what is scored.
+    """
+    bench = as_benchmark(benchmark)
+    index = bench.span_index()
+    sub = None
+    if submission is not None:
+        sub = read_submission(submission)
+        check_against_benchmark(sub, bench)
+    views = []
+    for span_id in span_ids:
+        span = index.get(span_id)
+        if span is None:
+            close = difflib.get_close_matches(span_id, list(index), n=3, cutoff=0.6)
+            hint = f"; did you mean {', '.join(close)}?" if close else \
+                f"; the benchmark has {len(index)} spans (see its spans file)"
+            raise InputError(f"span id {span_id!r} is not in the benchmark {bench.origin}{hint}")
+        conv = bench.conversations[span.conversation_id]
+        if sub is None:
+            views.append(SpanView(span, conv, None, label="no submission", status="gold only"))
+            continue
+        entry = sub.entries.get(span_id)
+        status = "missing" if entry is None else "skipped" if entry.skipped else "predicted"
+        views.append(SpanView(span, conv, list(entry.edges) if entry and not entry.skipped else [],
+                              label=sub.label, status=status))
+    return views
+
+
+def safe_name(span_id: str) -> str:
+    """A file name for a span id (ids hold '/', '#' and ':')."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", span_id).strip("_") or "span"
+
+
+def write_views(views: list[SpanView], out: str | Path, fmt: str = "html") -> list[Path]:
+    """Write each view as ``<out>/<safe span id>.html`` (or ``.svg``); returns the paths."""
+    if fmt not in ("html", "svg"):
+        raise InputError(f"--format must be html or svg, got {fmt!r}")
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{out}: exists and is not a folder; choose another --out")
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for view in views:
+        path = out / f"{safe_name(view.span.id)}.{fmt}"
+        with atomic_write(path) as fh:
+            fh.write(render_html(view) if fmt == "html" else render_svg(view))
+        paths.append(path)
+    return paths

@@ -1,0 +1,210 @@
+"""Score reports and comparisons as tables: rich for the terminal, Markdown for files.
+
+Every table says which average its numbers are and how the intervals were made, so a
+number copied out of it cannot be misread.
+"""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+
+from mtcabench.scoring.metrics import AVERAGES, METRICS
+from mtcabench.scoring.report import (
+    BREAKDOWNS,
+    Comparison,
+    Difference,
+    Estimate,
+    ScoreReport,
+    WarningCount,
+)
+
+#: Metrics shown by default in a comparison on the terminal (all are in the files).
+HEADLINE = ("edge_f1", "source_recall", "hallucinated_source_recall")
+
+
+def fmt(value: float | None, digits: int = 3, signed: bool = False) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+
+
+def fmt_p(p: float, resamples: int) -> str:
+    """A bootstrap p-value; below one resample's share it is only known to be that small."""
+    return f"p<{1 / resamples:.2g}" if p < 1 / resamples else f"p={p:.3f}"
+
+
+def fmt_interval(e: Estimate | Difference, digits: int = 3, signed: bool = False) -> str:
+    if e.low is None or e.high is None:
+        return ""
+    return f"[{fmt(e.low, digits, signed)}, {fmt(e.high, digits, signed)}]"
+
+
+def _average_caption(average: str, bootstrap) -> str:
+    ci = (f"{bootstrap.confidence:.0%} bootstrap interval ({bootstrap.resamples} resamples, "
+          f"seed {bootstrap.seed})" if bootstrap.resamples else "no intervals (0 resamples)")
+    return f"{average} average: {AVERAGES[average]}; {ci}"
+
+
+def warnings_line(warnings: list[WarningCount]) -> str:
+    """One line counting the tolerated issues, or '' when there were none."""
+    if not warnings:
+        return ""
+    return "warnings: " + "; ".join(f"{w.code} x{w.count}" for w in warnings) + \
+        " (see the report's warnings for what each means)"
+
+
+# --------------------------------------------------------------------------- terminal
+
+
+def report_table(report: ScoreReport, average: str = "macro") -> Table:
+    """One submission: a row per group, a column per metric, value and interval."""
+    s = report.spans
+    table = Table(
+        title=f"{report.submission.label} on {report.benchmark}: {s.benchmark} spans, "
+              f"{s.missing + s.skipped} scored empty ({s.missing} missing, {s.skipped} skipped)",
+        caption=_average_caption(average, report.bootstrap),
+        title_justify="left", caption_justify="left",
+    )
+    table.add_column("group")
+    table.add_column("spans", justify="right")
+    for name in METRICS:
+        table.add_column(f"{METRICS[name]}\n({average})", justify="right")
+    previous = None
+    for row in report.rows:
+        if previous is not None and row.breakdown != previous:
+            table.add_section()
+        previous = row.breakdown
+        cells = []
+        for name in METRICS:
+            e = getattr(row.metrics[name], average)
+            cells.append(Text.assemble(fmt(e.value), "\n", (fmt_interval(e, 2), "dim")))
+        table.add_row(row.title, str(row.spans), *cells)
+    return table
+
+
+def comparison_table(cmp: Comparison, average: str = "macro",
+                     metrics: tuple[str, ...] = HEADLINE) -> Table:
+    """Two submissions: per metric A, B and A - B with its paired interval."""
+    a, b = cmp.a.submission.label, cmp.b.submission.label
+    table = Table(
+        title=f"A = {a} vs B = {b} on {cmp.benchmark}: {cmp.a.spans.benchmark} spans "
+              f"(scored empty: A {cmp.a.spans.missing + cmp.a.spans.skipped}, "
+              f"B {cmp.b.spans.missing + cmp.b.spans.skipped})",
+        caption=_average_caption(average, cmp.bootstrap) + "; A - B intervals and p from "
+                "a paired bootstrap (the same spans drawn for A and B)",
+        title_justify="left", caption_justify="left",
+    )
+    table.add_column("group")
+    table.add_column("spans", justify="right")
+    for name in metrics:
+        table.add_column(f"{METRICS[name]} ({average})", justify="right")
+    previous = None
+    for row in cmp.rows:
+        if previous is not None and row.breakdown != previous:
+            table.add_section()
+        previous = row.breakdown
+        cells = []
+        for name in metrics:
+            m = row.metrics[name][average]
+            d = m.difference
+            style = _diff_style(d)
+            cells.append(Text.assemble(
+                f"A {fmt(m.a.value)}\nB {fmt(m.b.value)}\n",
+                (f"A-B {fmt(d.value, signed=True)}", style),
+                ("\n" + fmt_interval(d, 2, signed=True) if d.low is not None else "", "dim"),
+            ))
+        table.add_row(row.title, str(row.spans), *cells)
+    return table
+
+
+def _diff_style(d: Difference) -> str:
+    # Colour only differences whose interval excludes 0; the rest could be noise.
+    if d.value is None or d.low is None or d.high is None or d.low <= 0 <= d.high:
+        return ""
+    return "green" if d.value > 0 else "red"
+
+
+# --------------------------------------------------------------------------- Markdown
+
+
+def _md_row(cells: list[str]) -> str:
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+
+def _md_estimate(e: Estimate) -> str:
+    ci = fmt_interval(e)
+    return f"{fmt(e.value)} {ci}".strip()
+
+
+def report_markdown(report: ScoreReport) -> str:
+    """The whole report: header facts, definitions, then one table per average."""
+    s, sub = report.spans, report.submission
+    lines = [
+        f"# Score: {sub.label}",
+        "",
+        f"- submission: `{sub.path}`" + (f" (method {sub.method}, scorer {sub.scorer}, "
+                                         f"model {sub.model})" if sub.method else ""),
+        f"- benchmark: `{report.benchmark}`, {s.benchmark} spans",
+        f"- scored empty: {s.missing} missing from the submission, {s.skipped} skipped",
+        f"- intervals: {_average_caption('macro', report.bootstrap).split('; ', 1)[1]}",
+    ]
+    if report.warnings:
+        lines.append("- warnings (tolerated, counted):")
+        for w in report.warnings:
+            ex = f" e.g. {', '.join(w.examples[:3])}" if w.examples else ""
+            lines.append(f"  - `{w.code}` x{w.count}: {w.meaning}.{ex}")
+    lines += ["", "## Metrics", ""]
+    lines += [f"- **{name}**: {formula}" for name, formula in report.definitions.items()]
+    lines += [f"- **{avg}** average: {text}" for avg, text in report.averages.items()]
+    for average in AVERAGES:
+        lines += ["", f"## {average.capitalize()} average", "",
+                  _md_row(["group", "spans", "scored empty"]
+                          + [f"{METRICS[n]} ({average})" for n in METRICS]),
+                  _md_row(["---"] + ["---:"] * (2 + len(METRICS)))]
+        for row in report.rows:
+            lines.append(_md_row([row.title, str(row.spans), str(row.missing)] + [
+                _md_estimate(getattr(row.metrics[n], average)) for n in METRICS]))
+    return "\n".join(lines) + "\n"
+
+
+def comparison_markdown(cmp: Comparison) -> str:
+    """Both submissions per metric: ``A / B / A - B [interval] (p)``, one table per average."""
+    a, b = cmp.a.submission, cmp.b.submission
+    lines = [
+        f"# Comparison: A = {a.label} vs B = {b.label}",
+        "",
+        f"- A: `{a.path}`; B: `{b.path}`",
+        f"- benchmark: `{cmp.benchmark}`, {cmp.a.spans.benchmark} spans",
+        (f"- scored empty: A {cmp.a.spans.missing + cmp.a.spans.skipped}, "
+         f"B {cmp.b.spans.missing + cmp.b.spans.skipped}"),
+        (f"- cells: A / B / A - B [paired {cmp.bootstrap.confidence:.0%} bootstrap interval] "
+         f"(two-sided bootstrap p); {cmp.bootstrap.resamples} resamples, "
+         f"seed {cmp.bootstrap.seed}"),
+    ]
+    for label, rep in (("A", cmp.a), ("B", cmp.b)):
+        if rep.warnings:
+            lines.append(f"- {label} warnings: " + ", ".join(
+                f"`{w.code}` x{w.count}" for w in rep.warnings))
+    for average in AVERAGES:
+        lines += ["", f"## {average.capitalize()} average: {AVERAGES[average]}", "",
+                  _md_row(["group", "spans"] + [METRICS[n] for n in METRICS]),
+                  _md_row(["---"] + ["---:"] * (1 + len(METRICS)))]
+        for row in cmp.rows:
+            cells = []
+            for n in METRICS:
+                m = row.metrics[n][average]
+                d = m.difference
+                p = f" ({fmt_p(d.p_value, cmp.bootstrap.resamples)})" \
+                    if d.p_value is not None else ""
+                cells.append(f"{fmt(m.a.value)} / {fmt(m.b.value)} / "
+                             f"{fmt(d.value, signed=True)} {fmt_interval(d, signed=True)}{p}"
+                             .replace("  ", " "))
+            lines.append(_md_row([row.title, str(row.spans)] + cells))
+    return "\n".join(lines) + "\n"
+
+
+__all__ = [
+    "BREAKDOWNS", "HEADLINE", "comparison_markdown", "comparison_table", "report_markdown",
+    "report_table", "warnings_line",
+]
