@@ -1,11 +1,154 @@
-"""`mtcabench review`: placeholder until the review stage lands (see the issues)."""
+"""`mtcabench review`: push candidates to Label Studio, pull decisions, auto-accept, serve."""
 
 from __future__ import annotations
 
+import signal
+import time
+from pathlib import Path
+
 import typer
 
-group = typer.Typer(help="(review stage: not built yet)", no_args_is_help=True)
+from mtcabench.errors import InputError, ValidationFailed
+from mtcabench.progress import err_console
+
+group = typer.Typer(
+    help="Human review in Label Studio: push candidates, review in the browser, pull decisions.",
+    no_args_is_help=True,
+)
+
+_URL_HELP = "Label Studio URL [default: $LABEL_STUDIO_URL]."
+_KEY_HELP = "Label Studio API key (legacy token) [default: $LABEL_STUDIO_API_KEY]; never printed."
+_PROJECT_HELP = "Project title or numeric id (created by push if the title is new)."
+
+
+def _print_push(report) -> None:
+    for line in report.lines():
+        err_console.print(line, highlight=False, markup=False)
+
+
+def _print_pull(report, out: Path | None) -> None:
+    assert report.summary is not None
+    err_console.print(report.summary.table())
+    if report.accept_marked_edited:
+        err_console.print(f"note: {report.accept_marked_edited} decision(s) marked 'accept' had a "
+                          "changed graph or type; recorded as accept_with_edits", markup=False)
+    if report.skipped:
+        err_console.print(f"skipped by reviewers: {report.skipped}", markup=False)
+    if report.invalid:
+        err_console.print(f"left out: {len(report.invalid)} invalid annotation(s), not repaired; "
+                          "fix them in Label Studio and pull again:", markup=False)
+        for inv in report.invalid:
+            err_console.print(f"  {inv}", markup=False, highlight=False)
+    where = f" -> {out}" if out else ""
+    err_console.print(f"{len(report.decisions)} decision(s){where} "
+                      f"({report.requests} request(s), {report.seconds:.1f} s)", markup=False)
+
+
+@group.command("push")
+def push(
+    candidates: Path = typer.Option(..., "--candidates", "-c", help="Candidates (JSONL)."),
+    conversations: Path = typer.Option(..., "--conversations", help="Conversations (JSONL)."),
+    project: str = typer.Option("mtcabench review", "--project", "-p", help=_PROJECT_HELP),
+    url: str | None = typer.Option(None, "--url", help=_URL_HELP),
+    api_key: str | None = typer.Option(None, "--api-key", help=_KEY_HELP, show_default=False),
+    batch_size: int = typer.Option(500, "--batch-size", help="Tasks per import request."),
+    overlap: int = typer.Option(1, "--overlap",
+                                help="Reviewers per span (Label Studio's maximum annotations)."),
+) -> None:
+    """Import candidates as tasks (the proposal as a prediction); a rerun adds only new spans."""
+    from mtcabench.review import Connection, ReviewClient, push_files
+
+    connection = Connection.require(url, api_key)
+    with ReviewClient(connection) as client:
+        report = push_files(client, candidates, conversations, project=project,
+                            batch_size=batch_size, overlap=overlap)
+    _print_push(report)
+    typer.echo(report.project_url)
+
+
+@group.command("pull")
+def pull(
+    conversations: Path = typer.Option(..., "--conversations", help="Conversations (JSONL)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Reviewed decisions (JSONL), rewritten."),
+    project: str = typer.Option("mtcabench review", "--project", "-p", help=_PROJECT_HELP),
+    url: str | None = typer.Option(None, "--url", help=_URL_HELP),
+    api_key: str | None = typer.Option(None, "--api-key", help=_KEY_HELP, show_default=False),
+    strict: bool = typer.Option(False, "--strict",
+                                help="Exit with code 5 when an annotation was left out."),
+) -> None:
+    """Export annotations, rebuild and validate graphs, write decisions, print the figures."""
+    from mtcabench.io import load_conversations
+    from mtcabench.review import Connection, ReviewClient, pull_to_file
+
+    convs = load_conversations(conversations)
+    connection = Connection.require(url, api_key)
+    with ReviewClient(connection) as client:
+        report = pull_to_file(client, convs, out, project=project)
+    _print_pull(report, out)
+    if strict and report.invalid:
+        raise ValidationFailed(f"{len(report.invalid)} annotation(s) left out (see above)")
+
+
+@group.command("auto-accept")
+def auto_accept_cmd(
+    candidates: Path = typer.Option(..., "--candidates", "-c", help="Candidates (JSONL)."),
+    conversations: Path = typer.Option(..., "--conversations", help="Conversations (JSONL)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Decisions (JSONL), rewritten."),
+) -> None:
+    """Accept every valid candidate WITHOUT human review (decision_source "auto", no reviewer)."""
+    from mtcabench.review import auto_accept_file, summarize
+
+    report = auto_accept_file(candidates, conversations, out)
+    err_console.print(summarize(report.decisions).table("automatic decisions (not human)"))
+    err_console.print(f"{len(report.decisions)} decision(s) -> {out}: accepted automatically, "
+                      "decision_source=auto, no reviewer", markup=False)
+    for sid, why in report.left_out:
+        err_console.print(f"  left out {sid}: {why}", markup=False, highlight=False)
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+@group.command("serve")
+def serve(
+    candidates: Path = typer.Option(..., "--candidates", "-c", help="Candidates (JSONL)."),
+    conversations: Path = typer.Option(..., "--conversations", help="Conversations (JSONL)."),
+    out: Path | None = typer.Option(None, "--out", "-o",
+                                       help="Pull the decisions to this file on Ctrl-C."),
+    data_dir: Path | None = typer.Option(
+        None, "--data-dir", help="Label Studio data folder (new or empty; default: temporary)."),
+    project: str = typer.Option("mtcabench review", "--project", "-p", help=_PROJECT_HELP),
+) -> None:
+    """Start a local Label Studio, push the candidates, wait for reviewers until Ctrl-C."""
+    from mtcabench.io import load_conversations
+    from mtcabench.review import open_review, pull_to_file
+
+    if out is not None and not out.absolute().parent.exists():
+        raise InputError(f"{out}: folder {out.parent} does not exist")
+    with open_review(candidates, conversations, project=project, data_dir=data_dir,
+                     embedded=True) as session:
+        _print_push(session.push)
+        user, password = session.login or ("", "")
+        err_console.print(f"review at {session.review_url}\nlog in as {user} "
+                          f"with password {password}\nCtrl-C to stop"
+                          + (f" and pull the decisions to {out}" if out else ""), markup=False)
+        typer.echo(session.review_url)
+        # A service manager stops with SIGTERM: treat it like Ctrl-C, so the decisions are
+        # pulled and the server stopped rather than left running.
+        signal.signal(signal.SIGTERM, _interrupt)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+        if out is not None:
+            with session.client() as client:
+                report = pull_to_file(client, load_conversations(conversations), out,
+                                      project=session.push.project_id)
+            _print_pull(report, out)
 
 
 def register(app: typer.Typer) -> None:
     app.add_typer(group, name="review")
+

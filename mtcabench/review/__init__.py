@@ -1,0 +1,59 @@
+"""Human review in Label Studio: push candidates, edit in the browser, pull decisions.
+
+``push`` imports each candidate as a task whose prediction is the proposed graph;
+reviewers accept, edit or reject it in the browser; ``pull`` turns their annotations back
+into validated :class:`~mtcabench.model.ReviewDecision` records. ``auto_accept`` makes
+clearly marked non-human decisions for runs without a reviewer, and ``open_review`` pushes
+to an embedded local Label Studio when no server is configured.
+"""
+
+from mtcabench.review._annotations import Problem, graph_edit, read_annotation
+from mtcabench.review._auto import AUTO_COMMENT, AutoAcceptReport, auto_accept, auto_accept_file
+from mtcabench.review._client import Connection, ReviewClient
+from mtcabench.review._local import ReviewSession, open_review
+from mtcabench.review._pull import (
+    InvalidAnnotation,
+    PullReport,
+    pull_decisions,
+    pull_to_file,
+)
+from mtcabench.review._push import (
+    DEFAULT_BATCH_SIZE,
+    PushReport,
+    push_candidates,
+    push_files,
+    read_candidates,
+)
+from mtcabench.review._summary import ReviewSummary, summarize
+from mtcabench.review._tasks import build_task, disagreement, review_order
+from mtcabench.review._ui import DEFAULT_PROJECT, label_config
+
+__all__ = [
+    "AUTO_COMMENT",
+    "DEFAULT_BATCH_SIZE",
+    "DEFAULT_PROJECT",
+    "AutoAcceptReport",
+    "Connection",
+    "InvalidAnnotation",
+    "Problem",
+    "PullReport",
+    "PushReport",
+    "ReviewClient",
+    "ReviewSession",
+    "ReviewSummary",
+    "auto_accept",
+    "auto_accept_file",
+    "build_task",
+    "disagreement",
+    "graph_edit",
+    "label_config",
+    "open_review",
+    "pull_decisions",
+    "pull_to_file",
+    "push_candidates",
+    "push_files",
+    "read_annotation",
+    "read_candidates",
+    "review_order",
+    "summarize",
+]

@@ -1,0 +1,184 @@
+"""Reviewers' annotations back into provenance graphs, with every problem named.
+
+A region (``paragraphlabels``) marks a turn as a graph node; the region labelled Target
+marks the target turn; a relation from region A to region B is the edge ``A -> B`` (A
+depends on B). Nothing is repaired: an annotation whose graph breaks a rule (a cycle, an
+edge pointing forwards, a removed target...) is returned as :class:`Invalid` with its
+reasons, and the caller leaves it out of the reviewed file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from mtcabench.graph import check_graph
+from mtcabench.model import (
+    Conversation,
+    DependencyType,
+    Edge,
+    EdgeKind,
+    GraphEdit,
+    ProvenanceGraph,
+    Role,
+    TargetSpan,
+)
+from mtcabench.review import _ui as ui
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One reason an annotation cannot be used: a short rule name and a sentence."""
+
+    rule: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"[{self.rule}] {self.detail}"
+
+
+@dataclass
+class ReadAnnotation:
+    """What one annotation says: graph, type, verdict and comment (graph may be None)."""
+
+    graph: ProvenanceGraph | None
+    dependency_type: DependencyType | None
+    verdict: str | None  # model.Verdict value
+    comment: str | None
+    problems: list[Problem] = field(default_factory=list)
+
+
+def _turn_of(value: dict[str, Any]) -> tuple[int | None, int | None]:
+    def as_int(x: Any) -> int | None:
+        try:
+            return int(x)
+        except (TypeError, ValueError):
+            return None
+    return as_int(value.get("start")), as_int(value.get("end"))
+
+
+def _edge_kind(child: int, parent: int, conversation: Conversation) -> EdgeKind:
+    # The kind follows from the turns (a tool result linked to the turn that issued its
+    # call), whatever label the reviewer gave the relation.
+    turns = conversation.turns
+    if 0 <= child < len(turns) and turns[child].role is Role.TOOL:
+        try:
+            if conversation.call_turn(child) == parent:
+                return EdgeKind.STRUCTURAL
+        except KeyError:
+            pass
+    return EdgeKind.CONTENT
+
+
+def read_annotation(result: list[dict[str, Any]], conversation: Conversation) -> ReadAnnotation:
+    """Turn one annotation's result list into a graph, without judging it against the rules."""
+    problems: list[Problem] = []
+    region_turn: dict[str, int] = {}
+    targets: set[int] = set()
+    relations: list[dict[str, Any]] = []
+    choices: dict[str, list[str]] = {}
+    comment: str | None = None
+
+    for item in result:
+        kind = item.get("type")
+        if kind == "relation":
+            relations.append(item)
+        elif kind == "paragraphlabels" and item.get("from_name") == ui.NODES:
+            value = item.get("value") or {}
+            start, end = _turn_of(value)
+            if start is None or end is None:
+                problems.append(Problem("region", f"region {item.get('id')} has no turn"))
+                continue
+            if start != end:
+                problems.append(Problem(
+                    "region-spans-turns",
+                    f"region {item.get('id')} covers turns {start} to {end}; mark one turn per region",
+                ))
+                continue
+            region_turn[str(item.get("id"))] = start
+            if ui.TARGET in (value.get("paragraphlabels") or []):
+                targets.add(start)
+        elif kind == "choices":
+            choices[str(item.get("from_name"))] = list((item.get("value") or {}).get("choices") or [])
+        elif kind == "textarea" and item.get("from_name") == ui.COMMENT:
+            texts = (item.get("value") or {}).get("text") or []
+            comment = "\n".join(t for t in texts if t) or None
+
+    verdict_choice = (choices.get(ui.VERDICT) or [None])[0]
+    verdict = ui.VERDICTS.get(verdict_choice) if verdict_choice else None
+    if verdict_choice and verdict is None:
+        problems.append(Problem("verdict", f"unknown verdict {verdict_choice!r}"))
+    type_choice = (choices.get(ui.DEPENDENCY_TYPE) or [None])[0]
+    dependency_type = None
+    if type_choice:
+        try:
+            dependency_type = DependencyType(type_choice)
+        except ValueError:
+            problems.append(Problem("dependency-type", f"unknown dependency type {type_choice!r}"))
+
+    if not targets:
+        problems.append(Problem("target-removed", "no region is labelled Target"))
+        return ReadAnnotation(None, dependency_type, verdict, comment, problems)
+    if len(targets) > 1:
+        problems.append(Problem("several-targets",
+                                f"regions labelled Target lie in turns {sorted(targets)}"))
+        return ReadAnnotation(None, dependency_type, verdict, comment, problems)
+    target = targets.pop()
+
+    pairs: list[tuple[int, int]] = []
+    for rel in relations:
+        a, b = region_turn.get(str(rel.get("from_id"))), region_turn.get(str(rel.get("to_id")))
+        if a is None or b is None:
+            problems.append(Problem("dangling-relation",
+                                    f"relation {rel.get('from_id')} -> {rel.get('to_id')} "
+                                    "joins a region that is not a graph node"))
+            continue
+        direction = rel.get("direction", "right")
+        if direction == "bi":
+            problems.append(Problem("undirected-relation",
+                                    f"relation between turns {a} and {b} points both ways"))
+            continue
+        pair = (a, b) if direction != "left" else (b, a)
+        if pair not in pairs:  # two regions on one turn may repeat an edge: a set of pairs
+            pairs.append(pair)
+    edges = [Edge(child=c, parent=p, kind=_edge_kind(c, p, conversation)) for c, p in pairs]
+    nodes = sorted(set(region_turn.values()))
+    graph = ProvenanceGraph(target=target, nodes=nodes, edges=edges)
+    return ReadAnnotation(graph, dependency_type, verdict, comment, problems)
+
+
+def graph_problems(
+    read: ReadAnnotation, conversation: Conversation, span: TargetSpan, record: str
+) -> list[Problem]:
+    """Everything wrong with an annotation that is meant to be accepted."""
+    problems = list(read.problems)
+    if read.verdict is None and not any(p.rule == "verdict" for p in problems):
+        problems.append(Problem("no-verdict", "no verdict chosen (accept, accept with edits, reject)"))
+    if read.dependency_type is None and not any(p.rule == "dependency-type" for p in problems):
+        problems.append(Problem("no-dependency-type", "no dependency type chosen"))
+    if read.graph is not None:
+        problems += [Problem(v.rule, v.detail)
+                     for v in check_graph(read.graph, conversation, span, record=record)]
+    return problems
+
+
+def graph_edit(
+    before: ProvenanceGraph, before_type: DependencyType | None,
+    after: ProvenanceGraph, after_type: DependencyType,
+) -> GraphEdit | None:
+    """What changed between the candidate and the reviewed graph; None when nothing did."""
+    b_pairs, a_pairs = before.pairs(), after.pairs()
+    b_nodes, a_nodes = set(before.nodes), set(after.nodes)
+    edit = GraphEdit(
+        edges_added=sorted(a_pairs - b_pairs),
+        edges_removed=sorted(b_pairs - a_pairs),
+        nodes_added=sorted(a_nodes - b_nodes),
+        nodes_removed=sorted(b_nodes - a_nodes),
+        type_changed=(
+            (before_type.value if before_type else "none", after_type.value)
+            if before_type is not after_type else None
+        ),
+    )
+    changed = (edit.edges_added or edit.edges_removed or edit.nodes_added or edit.nodes_removed
+               or edit.type_changed)
+    return edit if changed else None

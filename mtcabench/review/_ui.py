@@ -1,0 +1,58 @@
+"""The labeling interface of a review project: its configuration, names and instructions.
+
+The files live in ``annotation_ui/`` at the project root so that reviewers' leads can read
+and adjust them without Python; this module loads them and names the tags and labels the
+task builder and the annotation reader share.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mtcabench.errors import InputError
+from mtcabench.raw import PROJECT_ROOT
+
+UI_DIR = PROJECT_ROOT / "annotation_ui"
+CONFIG_FILE = UI_DIR / "provenance.xml"
+INSTRUCTIONS_FILE = UI_DIR / "instructions.html"
+
+# Tag names of provenance.xml (from_name / to_name in results).
+DIALOGUE = "dialogue"
+NODES = "nodes"
+DEPENDENCY_TYPE = "dependency_type"
+VERDICT = "verdict"
+COMMENT = "comment"
+
+# Region labels.
+TARGET = "Target"
+INTERMEDIATE = "Intermediate"
+SOURCE = "Source"
+HALLUCINATED_SOURCE = "Hallucinated source"
+NODE_LABELS = (TARGET, INTERMEDIATE, SOURCE, HALLUCINATED_SOURCE)
+
+# Relation labels: informative for the reviewer; an edge's kind is read from the turns.
+DEPENDS_ON = "depends on"
+ANSWERS_CALL = "answers call"
+
+#: Verdict choice shown to the reviewer -> model.Verdict value.
+VERDICTS = {"accept": "accept", "accept with edits": "accept_with_edits", "reject": "reject"}
+
+#: Default project title.
+DEFAULT_PROJECT = "mtcabench review"
+
+
+def _read(path: Path) -> str:
+    if not path.is_file():
+        raise InputError(f"{path}: the review interface file is missing; restore annotation_ui/ "
+                         "from the mtcabench repository")
+    return path.read_text(encoding="utf-8")
+
+
+def label_config() -> str:
+    """The Label Studio labeling configuration (XML)."""
+    return _read(CONFIG_FILE)
+
+
+def instructions() -> str:
+    """The reviewer instructions (HTML, shown by Label Studio before labeling)."""
+    return _read(INSTRUCTIONS_FILE)
