@@ -3,17 +3,35 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 import typer
 
 
 def demo(
     out: Path = typer.Option(Path("runs/sample"), "--out", "-o", help="Output folder."),
+    base_url: Optional[str] = typer.Option(
+        None, "--base-url", help="OpenAI-compatible LLM endpoint (default: OpenAI when "
+        "OPENAI_API_KEY is set, else an embedded llama.cpp server with SmolLM2)."),
+    model: Optional[str] = typer.Option(None, "--model", help="LLM model name for annotation."),
+    scorer: str = typer.Option("avg-attention", "--scorer",
+                               help="Base scorer for tracing: avg-attention, attntrace or at2."),
+    serve: bool = typer.Option(False, "--serve", help="Keep the review server open at the end "
+                               "(until Ctrl-C)."),
+    step: Optional[list[str]] = typer.Option(
+        None, "--step", help="Run only these steps (repeatable; ingest always runs): annotate, "
+        "review, release, trace, score."),
 ) -> None:
-    """Run the whole pipeline on raw/sample/ with embedded defaults (no keys or URLs needed)."""
+    """Run the whole pipeline on raw/sample/ with embedded defaults (no keys or URLs needed).
+
+    Ingest, annotate (lineage + LLM), push to Label Studio and print the reviewer's address,
+    accept automatically (marked as such), build the release, trace with Tokengeist and flat,
+    and print the score table. Label Studio is embedded unless LABEL_STUDIO_URL and
+    LABEL_STUDIO_API_KEY are set.
+    """
     from mtcabench.demo import run_demo
 
-    run_demo(out)
+    run_demo(out, base_url=base_url, model=model, scorer=scorer, serve=serve, steps=step)
 
 
 def register(app: typer.Typer) -> None:
