@@ -1,0 +1,247 @@
+"""Attention rows recomputed from hidden states, for the query tokens that are attributed only.
+
+One forward pass over a conversation holds the attention of every turn to everything before
+it. Asking the model for it (``output_attentions``) materialises layers x heads x T x T
+weights; attribution needs the rows of a few hundred query tokens. So we let the model run
+its normal (fast) forward pass and, with a pre-hook on every attention module, take that
+layer's attention input and recompute: queries for the needed rows, keys for all tokens,
+rotary position embeddings applied with the model's own function, grouped-query heads
+expanded, causal (and sliding-window) masking, softmax in float32. Each layer's rows are
+reduced at once to what the base scorers read (:class:`PassFeatures`) and dropped, so memory
+is one layer's heads x rows x T at a time, in row chunks.
+
+Supported: decoder attention modules with ``q_proj``/``k_proj`` (optionally ``q_norm``/
+``k_norm``), ``head_dim``, ``scaling``, ``num_key_value_groups`` and rotary embeddings
+passed as ``position_embeddings`` (Llama, Mistral, Qwen2/3, SmolLM, ...). Anything else is
+refused with a message naming the module class, never attributed silently wrong.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from mtcabench.errors import InputError
+
+#: Upper bound on one chunk of recomputed weights (heads x rows x tokens float32), in bytes.
+CHUNK_BYTES = 256 * 2**20
+
+
+def attention_modules(model) -> list[torch.nn.Module]:
+    """The model's self-attention modules in layer order; refuses architectures we cannot redo."""
+    mods = [m for m in model.modules() if hasattr(m, "q_proj") and hasattr(m, "k_proj")]
+    if not mods:
+        raise InputError(f"{type(model).__name__}: no attention modules with q_proj/k_proj; "
+                         "attention-based attribution supports Llama-style decoders")
+    for m in mods:
+        missing = [a for a in ("head_dim", "scaling", "num_key_value_groups") if not hasattr(m, a)]
+        if missing:
+            raise InputError(f"{type(m).__name__}: attention module lacks {missing}; "
+                             "attention-based attribution supports Llama-style decoders")
+        config = getattr(m, "config", None)
+        if getattr(config, "attn_logit_softcapping", None):
+            raise InputError(f"{type(m).__name__}: attention logit soft-capping is not supported")
+    mods.sort(key=lambda m: getattr(m, "layer_idx", 0))
+    return mods
+
+
+def _rope_function(module) -> Callable:
+    fn = getattr(sys.modules[type(module).__module__], "apply_rotary_pos_emb", None)
+    if fn is None:
+        raise InputError(f"{type(module).__name__}: no apply_rotary_pos_emb in its module; "
+                         "rotary position embeddings are needed to recompute attention")
+    return fn
+
+
+def layer_attention_rows(
+    module, hidden: torch.Tensor, position_embeddings, rows: torch.Tensor
+) -> Callable[[slice], torch.Tensor]:
+    """A function giving the attention weights ``[heads, r, T]`` of a chunk of ``rows``.
+
+    ``hidden`` is the attention module's input ``[1, T, d]`` (after the layer's input norm).
+    Keys are computed once for all tokens; queries per chunk of rows.
+    """
+    h = hidden[0]
+    T = h.shape[0]
+    hd = module.head_dim
+    rope = _rope_function(module)
+    cos, sin = position_embeddings
+    k = module.k_proj(h).view(T, -1, hd)
+    if getattr(module, "k_norm", None) is not None:
+        k = module.k_norm(k)
+    k = k.transpose(0, 1).unsqueeze(0)  # [1, kvH, T, hd]
+    k = rope(k, k, cos, sin)[0]
+    k = k.repeat_interleave(module.num_key_value_groups, dim=1)[0].float()  # [H, T, hd]
+    keys = torch.arange(T, device=h.device)
+    window = getattr(module, "sliding_window", None)
+
+    def weights(chunk: slice) -> torch.Tensor:
+        r = rows[chunk]
+        q = module.q_proj(h[r]).view(len(r), -1, hd)
+        if getattr(module, "q_norm", None) is not None:
+            q = module.q_norm(q)
+        q = q.transpose(0, 1).unsqueeze(0)  # [1, H, r, hd]
+        q = rope(q, q, cos[:, r], sin[:, r])[0][0].float()  # [H, r, hd]
+        scores = torch.matmul(q, k.transpose(1, 2)) * module.scaling  # [H, r, T]
+        masked = keys[None, :] > r[:, None]
+        if window:
+            masked |= keys[None, :] <= r[:, None] - window
+        scores.masked_fill_(masked[None], float("-inf"))
+        return torch.softmax(scores, dim=-1)
+
+    return weights
+
+
+def row_chunks(n_rows: int, n_heads: int, n_tokens: int) -> list[slice]:
+    """Row chunks keeping one chunk's weights under :data:`CHUNK_BYTES`."""
+    per_row = max(1, n_heads * n_tokens * 4)
+    size = max(1, CHUNK_BYTES // per_row)
+    return [slice(i, min(i + size, n_rows)) for i in range(0, n_rows, size)]
+
+
+class RowHooks:
+    """Context manager: pre-hooks on every attention module calling ``on_layer`` during forward.
+
+    ``on_layer(layer, module, hidden, position_embeddings)`` runs inside the model's forward
+    pass, before the layer's own attention, so nothing beyond the current layer is kept.
+    """
+
+    def __init__(self, model, on_layer):
+        self.modules = attention_modules(model)
+        self.on_layer = on_layer
+        self._handles = []
+
+    def __enter__(self):
+        for layer, module in enumerate(self.modules):
+            def hook(mod, args, kwargs, layer=layer):
+                hidden = kwargs.get("hidden_states", args[0] if args else None)
+                pe = kwargs.get("position_embeddings")
+                if pe is None and len(args) > 1:
+                    pe = args[1]
+                if hidden is None or pe is None:
+                    raise InputError(f"{type(mod).__name__}: attention input or rotary "
+                                     "embeddings not passed as expected; unsupported model")
+                if hidden.shape[0] != 1:
+                    raise ValueError("attention rows are recomputed for batch size 1 only")
+                self.on_layer(layer, mod, hidden, pe)
+
+            self._handles.append(module.register_forward_pre_hook(hook, with_kwargs=True))
+        return self
+
+    def __exit__(self, *exc):
+        for h in self._handles:
+            h.remove()
+        self._handles.clear()
+
+
+def forward(model, input_ids: list[int] | torch.Tensor) -> None:
+    """Run the model over ``input_ids`` (batch of one) for its hooks; only one logit is kept."""
+    ids = torch.as_tensor(input_ids, dtype=torch.long, device=next(model.parameters()).device)
+    with torch.inference_mode():
+        model(input_ids=ids[None], use_cache=False, logits_to_keep=1)
+
+
+def attention_rows(model, input_ids, rows) -> torch.Tensor:
+    """Attention weights ``[layers, heads, R, T]`` of ``rows`` (for tests and small inspections)."""
+    rows_t = torch.as_tensor(rows, dtype=torch.long)
+    out: list[torch.Tensor] = []
+
+    def on_layer(layer, module, hidden, pe):
+        fn = layer_attention_rows(module, hidden, pe, rows_t.to(hidden.device))
+        out.append(torch.cat([fn(c) for c in row_chunks(len(rows_t), 64, hidden.shape[1])], dim=1))
+
+    with RowHooks(model, on_layer):
+        forward(model, input_ids)
+    return torch.stack(out).cpu()
+
+
+@dataclass
+class PassFeatures:
+    """What one forward pass yields for a set of queries (a query is a set of rows).
+
+    - ``token_attn[q, t]``: attention of query q to token t, averaged over its rows, all
+      heads and all layers (AttnTrace's token scores; average attention summed per sentence).
+    - ``head_sentence[q, l, h, s]``: attention mass of head (l, h) on sentence s, averaged
+      over the query's rows (AT2's features); only when asked for.
+    - ``token_sentence[t]``: global sentence id of token t (-1: template or dropped).
+    - ``present[s]``: whether sentence s is in this pass's input (context subsampling).
+    """
+
+    token_attn: torch.Tensor
+    head_sentence: torch.Tensor | None
+    token_sentence: np.ndarray
+    present: np.ndarray
+    num_layers: int
+    num_heads: int
+
+
+def query_features(
+    model,
+    input_ids: list[int],
+    query_rows: list[np.ndarray],
+    token_sentence: np.ndarray,
+    num_sentences: int,
+    *,
+    with_heads: bool,
+) -> PassFeatures:
+    """One forward pass; per-query attention features from recomputed rows (see PassFeatures)."""
+    device = next(model.parameters()).device
+    n_q = len(query_rows)
+    last = max((int(r.max()) for r in query_rows if len(r)), default=-1)
+    # Tokens after the last query row cannot change any needed row (causal model).
+    ids = list(input_ids[: last + 1]) if last >= 0 else list(input_ids[:1])
+    T = len(ids)
+    union = np.unique(np.concatenate([r for r in query_rows if len(r)] or [np.zeros(0, np.int64)]))
+    rows_t = torch.as_tensor(union, dtype=torch.long, device=device)
+    # weight[q, j]: 1/|rows of q| where union row j belongs to query q (a mean over its rows).
+    weight = torch.zeros(n_q, len(union), device=device)
+    for q, r in enumerate(query_rows):
+        if len(r):
+            weight[q, np.searchsorted(union, r)] = 1.0 / len(r)
+    sent = torch.as_tensor(token_sentence[:T], dtype=torch.long, device=device)
+    sent = torch.where(sent < 0, torch.full_like(sent, num_sentences), sent)  # bucket for "none"
+    modules = attention_modules(model)
+    n_layers = len(modules)
+    n_heads = getattr(modules[0].config, "num_attention_heads", None) or 0
+    token_attn = torch.zeros(n_q, T, device=device)
+    head_sentence = None
+    state = {"heads": n_heads}
+
+    def on_layer(layer, module, hidden, pe):
+        nonlocal head_sentence
+        if not len(union):
+            return
+        fn = layer_attention_rows(module, hidden, pe, rows_t)
+        for chunk in row_chunks(len(union), max(state["heads"], 1), T):
+            w = fn(chunk)  # [H, r, T]
+            state["heads"] = w.shape[0]
+            per_q = torch.einsum("qr,hrt->qht", weight[:, chunk], w)  # [Q, H, T]
+            token_attn.add_(per_q.sum(dim=1))
+            if with_heads:
+                if head_sentence is None:
+                    head_sentence = torch.zeros(n_q, n_layers, w.shape[0], num_sentences + 1,
+                                                device=device)
+                head_sentence[:, layer].index_add_(2, sent, per_q)
+
+    if len(union):
+        with RowHooks(model, on_layer):
+            forward(model, ids)
+    heads = state["heads"] or 1
+    token_attn /= n_layers * heads
+    present = np.zeros(num_sentences, dtype=bool)
+    ts = token_sentence[:T]
+    present[np.unique(ts[ts >= 0])] = True
+    if with_heads and head_sentence is None:
+        head_sentence = torch.zeros(n_q, n_layers, heads, num_sentences + 1, device=device)
+    return PassFeatures(
+        token_attn=token_attn.cpu(),
+        head_sentence=None if head_sentence is None else head_sentence[..., :num_sentences].cpu(),
+        token_sentence=np.asarray(token_sentence[:T]),
+        present=present,
+        num_layers=n_layers,
+        num_heads=heads,
+    )

@@ -1,0 +1,87 @@
+"""Joining the submissions of ``--shard K/N`` runs into one.
+
+Every shard must come from the same run settings (method, scorer, model, parameters,
+benchmark), shards 1..N must each appear exactly once, and no span may appear twice; the
+merged header keeps the settings, sums the costs and drops the shard mark.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from mtcabench.errors import InputError
+from mtcabench.io import format_validation_error, iter_json_lines
+from mtcabench.model import SubmissionEntry, SubmissionHeader
+
+_SAME = ("method", "scorer", "model", "parameters", "benchmark")
+_SUMMED = ("spans", "skipped", "conversations", "forward_passes", "wall_s")
+
+
+def _read(path: Path) -> tuple[SubmissionHeader, list[SubmissionEntry]]:
+    lines = list(iter_json_lines(path))
+    if not lines:
+        raise InputError(f"{path}: empty file, expected a submission")
+    try:
+        header = SubmissionHeader.model_validate(lines[0][1])
+    except ValidationError as exc:
+        raise InputError.at(path, format_validation_error(exc), line=lines[0][0]) from None
+    entries = []
+    for lineno, obj in lines[1:]:
+        try:
+            entries.append(SubmissionEntry.model_validate(obj))
+        except ValidationError as exc:
+            raise InputError.at(path, format_validation_error(exc), line=lineno,
+                                record=obj.get("span_id")) from None
+    return header, entries
+
+
+def merge_shards(shards: Iterable[str | Path], out: str | Path) -> int:
+    """Merge shard submissions into ``out`` (written atomically); returns the number of spans."""
+    from mtcabench.evaluate._trace import write_submission
+
+    paths = [Path(p) for p in shards]
+    if not paths:
+        raise InputError("trace-merge needs the shard files to merge")
+    read = [(p, *_read(p)) for p in paths]
+    first_path, first, _ = read[0]
+    seen_shards: dict[int, Path] = {}
+    count = None
+    spans: dict[str, Path] = {}
+    merged: list[SubmissionEntry] = []
+    notes_sum = {k: 0 for k in _SUMMED}
+    for path, header, entries in read:
+        for key in _SAME:
+            if getattr(header, key) != getattr(first, key):
+                raise InputError(f"{path}: {key} differs from {first_path} "
+                                 f"({getattr(header, key)!r} vs {getattr(first, key)!r}); "
+                                 "only shards of one run can be merged")
+        shard = header.notes.get("shard")
+        if not shard:
+            raise InputError(f"{path}: not a shard (its header has no shard mark)")
+        k, n = int(shard["index"]), int(shard["count"])
+        if count is None:
+            count = n
+        if n != count:
+            raise InputError(f"{path}: shard {k}/{n}, but {first_path} is one of {count}")
+        if k in seen_shards:
+            raise InputError(f"{path}: shard {k}/{n} given twice (also {seen_shards[k]})")
+        seen_shards[k] = path
+        for e in entries:
+            if e.span_id in spans:
+                raise InputError(f"{path}: span {e.span_id} also in {spans[e.span_id]}")
+            spans[e.span_id] = path
+            merged.append(e)
+        for key in _SUMMED:
+            notes_sum[key] += header.notes.get(key, 0) or 0
+    missing = sorted(set(range(1, (count or 0) + 1)) - set(seen_shards))
+    if missing:
+        raise InputError(f"shards {missing} of {count} are missing; merge needs all of them")
+    notes = {k: v for k, v in first.notes.items() if k not in ("shard", *_SUMMED)}
+    notes.update(notes_sum)
+    notes["merged_shards"] = count
+    header = first.model_copy(update={"notes": notes})
+    merged.sort(key=lambda e: e.span_id)
+    return write_submission(Path(out), header, merged)

@@ -1,0 +1,244 @@
+"""Rendering a conversation with the model's chat template, with exact token ranges.
+
+The whole conversation is rendered once with the tokenizer's chat template; tool calls are
+part of an assistant turn's text (``Turn.text``: content, then one ``name({...})`` line per
+call) and tool results are ``tool`` messages. Where each turn lands is measured, not guessed:
+
+- each turn's *segment* (what the template produced for it) is the difference between the
+  renderings of the conversation up to that turn and up to the turn before, which requires a
+  template that renders a conversation as the concatenation of its turns (checked);
+- the turn's text inside its segment is found by rendering it once more with a sentinel in
+  place of the text, and checking that putting the text back gives the same string (so a
+  template that rewrites text is refused, except the common ``trim``, which is allowed for);
+- tokens get their turn and sentence from the fast tokenizer's character offsets.
+
+A :class:`Layout` is one tokenised string; :meth:`RenderedConversation.layout` also builds the
+string with some sentences removed (context subsampling, ablations), mapping every kept
+position to its new place.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from mtcabench.errors import InputError
+from mtcabench.evaluate._sentences import split_sentences
+from mtcabench.model import Conversation, Role
+
+#: Stands in for a turn's text to find where the template puts it; private-use characters
+#: that no template adds and no tokenizer merges with neighbouring text in a way that matters.
+SENTINEL = "\ue000mtcabench-turn-text\ue001"
+
+
+def chat_message(turn) -> dict[str, Any]:
+    """The chat-template message for a turn: its canonical text, tool results as ``tool``."""
+    msg: dict[str, Any] = {"role": turn.role.value, "content": turn.text}
+    if turn.role is Role.TOOL:
+        msg["tool_call_id"] = turn.tool_call_id
+        if turn.name:
+            msg["name"] = turn.name
+    return msg
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """A sentence of a turn: its character range in ``Turn.text``."""
+
+    turn: int
+    start: int
+    end: int
+
+
+@dataclass
+class Layout:
+    """One tokenised rendering: token ids, character offsets, and where turns and sentences are."""
+
+    text: str
+    input_ids: list[int]
+    offsets: np.ndarray  # [T, 2] character range of each token in ``text``
+    #: Per turn: rendered position of ``Turn.text`` offset 0 (an offset k is at origin + k).
+    origins: list[int]
+    #: Per turn: rendered character range of the turn's text as present in ``text``.
+    turn_chars: list[tuple[int, int]]
+    #: Per sentence (by global id): rendered character range, or None where dropped.
+    sentence_chars: list[tuple[int, int] | None]
+    dropped: frozenset[int] = frozenset()
+
+    @property
+    def num_tokens(self) -> int:
+        return len(self.input_ids)
+
+    @cached_property
+    def _starts(self) -> np.ndarray:
+        return self.offsets[:, 0]
+
+    @cached_property
+    def _ends(self) -> np.ndarray:
+        return self.offsets[:, 1]
+
+    def tokens_for_chars(self, start: int, end: int) -> tuple[int, int]:
+        """Token range ``[a, b)`` of the tokens overlapping rendered characters ``[start, end)``."""
+        if end <= start:
+            return (0, 0)
+        a = int(np.searchsorted(self._ends, start, side="right"))
+        b = int(np.searchsorted(self._starts, end, side="left"))
+        # Zero-width tokens (none expected) would never overlap; skip them at the edges.
+        return (a, max(a, b))
+
+    def turn_tokens(self, turn: int) -> tuple[int, int]:
+        """Token range of a turn's text."""
+        return self.tokens_for_chars(*self.turn_chars[turn])
+
+    def chars_of(self, turn: int, start: int, end: int) -> tuple[int, int]:
+        """Rendered characters of ``Turn.text[start:end]``, clipped to what the template kept."""
+        lo, hi = self.turn_chars[turn]
+        origin = self.origins[turn]
+        return (min(max(origin + start, lo), hi), min(max(origin + end, lo), hi))
+
+    def span_tokens(self, turn: int, start: int, end: int) -> tuple[int, int]:
+        """Token range of ``Turn.text[start:end]`` of a turn."""
+        return self.tokens_for_chars(*self.chars_of(turn, start, end))
+
+    @cached_property
+    def token_sentence(self) -> np.ndarray:
+        """Global sentence id of each token (-1 for template tokens and dropped text)."""
+        out = np.full(self.num_tokens, -1, dtype=np.int64)
+        for sid, chars in enumerate(self.sentence_chars):
+            if chars is None:
+                continue
+            a, b = self.tokens_for_chars(*chars)
+            # A token straddling two sentences goes to the one holding its first character.
+            for t in range(a, b):
+                if out[t] == -1 or self.offsets[t, 0] >= chars[0]:
+                    out[t] = sid
+        return out
+
+    def sentence_tokens(self, sid: int) -> np.ndarray:
+        """Token indices of a sentence (empty where dropped)."""
+        return np.flatnonzero(self.token_sentence == sid)
+
+
+@dataclass
+class RenderedConversation:
+    """A conversation rendered with a chat template, its sentences, and the full layout."""
+
+    conversation: Conversation
+    upto: int  # last turn rendered (inclusive)
+    sentences: list[Sentence]
+    #: Rendered character range of each turn's segment (header, text, trailer).
+    segments: list[tuple[int, int]]
+    full: Layout
+    _tokenizer: Any = field(repr=False, default=None)
+
+    @property
+    def num_turns(self) -> int:
+        return self.upto + 1
+
+    def turn_sentences(self, turn: int) -> list[int]:
+        """Global ids of the sentences of a turn."""
+        return [i for i, s in enumerate(self.sentences) if s.turn == turn]
+
+    def layout(self, drop: Iterable[int] = ()) -> Layout:
+        """The layout with the given sentences removed from the rendered string."""
+        drop = frozenset(drop)
+        if not drop:
+            return self.full
+        full = self.full
+        cuts = sorted(full.sentence_chars[s] for s in drop if full.sentence_chars[s] is not None)
+        pieces, pos = [], 0
+        cut_starts, removed_before = [], [0]
+        for a, b in cuts:
+            pieces.append(full.text[pos:a])
+            pos = b
+            cut_starts.append(a)
+            removed_before.append(removed_before[-1] + (b - a))
+        pieces.append(full.text[pos:])
+        text = "".join(pieces)
+
+        def shift(x: int) -> int:
+            # Characters removed strictly before position x (x is never inside a cut).
+            i = bisect.bisect_right(cut_starts, x - 1) if cut_starts else 0
+            return x - removed_before[i]
+
+        sentence_chars = [
+            None if (s in drop or c is None) else (shift(c[0]), shift(c[1]))
+            for s, c in enumerate(full.sentence_chars)
+        ]
+        turn_chars = [(shift(a), shift(b)) for a, b in full.turn_chars]
+        origins = [shift(o) for o in full.origins]
+        ids, offsets = _tokenize(self._tokenizer, text)
+        return Layout(text, ids, offsets, origins, turn_chars, sentence_chars, drop)
+
+
+def _tokenize(tokenizer, text: str) -> tuple[list[int], np.ndarray]:
+    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    offsets = np.asarray(enc["offset_mapping"], dtype=np.int64).reshape(-1, 2)
+    return list(enc["input_ids"]), offsets
+
+
+def _render(tokenizer, messages: list[dict]) -> str:
+    from jinja2 import TemplateError  # noqa: PLC0415 - transformers' template engine
+
+    try:
+        return tokenizer.apply_chat_template(messages, tokenize=False)
+    except (TemplateError, ValueError, TypeError) as exc:  # e.g. a role the template refuses
+        raise InputError(f"the chat template refused the conversation: {exc}") from None
+
+
+def render_conversation(
+    conversation: Conversation, tokenizer, *, upto: int | None = None
+) -> RenderedConversation:
+    """Render turns ``0..upto`` with the tokenizer's chat template and locate every turn exactly."""
+    upto = len(conversation.turns) - 1 if upto is None else upto
+    turns = conversation.turns[: upto + 1]
+    messages = [chat_message(t) for t in turns]
+    where = f"conversation {conversation.id}"
+    segments: list[tuple[int, int]] = []
+    origins: list[int] = []
+    turn_chars: list[tuple[int, int]] = []
+    prev = ""
+    for i, turn in enumerate(turns):
+        rendered = _render(tokenizer, messages[: i + 1])
+        if not rendered.startswith(prev):
+            raise InputError(
+                f"{where}, turn {i}: the chat template does not render a conversation as the "
+                "concatenation of its turns (the rendering of earlier turns changed when turn "
+                f"{i} was added); mtcabench needs such a template to know each turn's tokens"
+            )
+        with_sentinel = _render(tokenizer, messages[:i] + [{**messages[i], "content": SENTINEL}])
+        at = with_sentinel.find(SENTINEL, len(prev))
+        if at < 0 or with_sentinel.count(SENTINEL) != 1:
+            raise InputError(f"{where}, turn {i}: the chat template does not show the turn's "
+                             "text (or shows it twice); cannot locate the turn")
+        text = turn.text
+        origin, present = at, text
+        if with_sentinel.replace(SENTINEL, text) != rendered:
+            stripped = text.strip()
+            if with_sentinel.replace(SENTINEL, stripped) != rendered:
+                raise InputError(f"{where}, turn {i}: the chat template rewrites the turn's text "
+                                 "(beyond trimming blanks); offsets into Turn.text cannot be mapped")
+            # A trimming template: Turn.text offset k sits at at + (k - leading blanks).
+            origin = at - (len(text) - len(text.lstrip()))
+            present = stripped
+        segments.append((len(prev), len(rendered)))
+        origins.append(origin)
+        turn_chars.append((at, at + len(present)))
+        prev = rendered
+    sentences: list[Sentence] = []
+    sentence_chars: list[tuple[int, int] | None] = []
+    for turn in turns:
+        lo, hi = turn_chars[turn.index]
+        for a, b in split_sentences(turn.text):
+            ra, rb = max(origins[turn.index] + a, lo), min(origins[turn.index] + b, hi)
+            if rb > ra:
+                sentences.append(Sentence(turn.index, a, b))
+                sentence_chars.append((ra, rb))
+    ids, offsets = _tokenize(tokenizer, prev)
+    full = Layout(prev, ids, offsets, origins, turn_chars, sentence_chars)
+    return RenderedConversation(conversation, upto, sentences, segments, full, tokenizer)

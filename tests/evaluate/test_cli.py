@@ -1,0 +1,77 @@
+"""The `mtcabench trace`, `trace-merge` and `at2-learn` commands (thin layer over the evaluator)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from mtcabench.cli import app
+from mtcabench.cli.trace import DEFAULTS
+from mtcabench.evaluate import TraceSettings
+
+runner = CliRunner()
+
+
+def test_cli_defaults_match_the_library():
+    settings = TraceSettings()
+    for key, value in DEFAULTS.items():
+        assert getattr(settings, key) == value, key
+
+
+@pytest.mark.model
+def test_trace_command_writes_a_submission(sample_benchmark, tmp_path):
+    out = tmp_path / "sub.jsonl"
+    result = runner.invoke(app, ["trace", "--benchmark", str(sample_benchmark), "--method", "flat",
+                                 "--scorer", "avg-attention", "--top-k", "2", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert lines[0]["kind"] == "submission" and lines[0]["parameters"]["top_k"] == 2
+    assert len(lines) == 6 and all(len(x["edges"]) <= 2 for x in lines[1:])
+    assert "wrote 5 spans (0 skipped)" in result.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--shard", "3/2"], "K must be between 1 and N"),
+    (["--scorer", "bogus"], "unknown scorer"),
+    (["--alpha", "2"], "alpha must be in [0, 1]"),
+    (["--shard", "1/2", "--ray"], "--shard and --ray exclude each other"),
+])
+def test_trace_command_errors_are_one_line(sample_benchmark, tmp_path, args, message):
+    out = tmp_path / "sub.jsonl"
+    result = runner.invoke(app, ["trace", "-b", str(sample_benchmark), "-o", str(out), *args])
+    assert result.exit_code == 3, result.output
+    assert message in result.output and "Traceback" not in result.output
+    assert not out.exists()
+
+
+def test_trace_command_refuses_a_missing_benchmark_or_model(sample_benchmark, tmp_path):
+    out = str(tmp_path / "o.jsonl")
+    result = runner.invoke(app, ["trace", "-b", str(tmp_path / "nowhere"), "-o", out])
+    assert result.exit_code == 3 and "not a benchmark folder" in result.output
+    result = runner.invoke(app, ["trace", "-b", str(sample_benchmark), "-o", out,
+                                 "--model", str(tmp_path / "m.gguf")])
+    assert result.exit_code == 3 and "no such GGUF file" in result.output
+
+
+def test_merge_command_checks_its_inputs(tmp_path):
+    bad = tmp_path / "a.jsonl"
+    bad.write_text(json.dumps({"kind": "submission", "method": "flat"}) + "\n")
+    result = runner.invoke(app, ["trace-merge", str(bad), "-o", str(tmp_path / "m.jsonl")])
+    assert result.exit_code == 3 and "not a shard" in result.output
+
+
+@pytest.mark.model
+def test_at2_learn_command_writes_weights_trace_can_use(sample_benchmark, tmp_path):
+    weights = tmp_path / "w.json"
+    result = runner.invoke(app, ["at2-learn", "-b", str(sample_benchmark), "-o", str(weights),
+                                 "--masks", "3", "--iterations", "20", "--conversations", "2",
+                                 "--heldout", "0"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(weights.read_text())["training"]["conversations"] == 2
+    out = tmp_path / "sub.jsonl"
+    result = runner.invoke(app, ["trace", "-b", str(sample_benchmark), "-o", str(out),
+                                 "--scorer", "at2", "--at2-weights", str(weights)])
+    assert result.exit_code == 0, result.output
+    assert len(out.read_text().splitlines()) == 6

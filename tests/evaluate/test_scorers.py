@@ -1,0 +1,100 @@
+"""Base scorers, sentence splitting and turn shares on hand-built features (no model)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from mtcabench.evaluate import SCORERS, BaseScorer, register_scorer, turn_shares
+from mtcabench.evaluate._attention import PassFeatures
+from mtcabench.evaluate._scorers import AT2, AttnTrace, AverageAttention, sentence_top_k_mean
+from mtcabench.evaluate._sentences import split_sentences
+
+
+def features(token_attn, token_sentence, present, head_sentence=None):
+    return PassFeatures(
+        token_attn=torch.tensor(token_attn, dtype=torch.float32),
+        head_sentence=None if head_sentence is None else torch.tensor(head_sentence),
+        token_sentence=np.array(token_sentence), present=np.array(present),
+        num_layers=1, num_heads=1)
+
+
+def test_sentences_cover_the_text_without_gaps():
+    text = "Flight HAT136 leaves at 8. It costs $412!\nget_x({\"a\": 1})\n\n  Done?"
+    spans = split_sentences(text)
+    assert [text[a:b].strip() for a, b in spans] == [
+        "Flight HAT136 leaves at 8.", "It costs $412!", 'get_x({"a": 1})', "Done?"]
+    assert spans[0][0] == 0 and spans[-1][1] == len(text)
+    assert all(b == a2 for (_, b), (a2, _) in zip(spans, spans[1:]))
+    assert split_sentences("") == [] and split_sentences("  \n ") == []
+    # decimals and ids are not sentence ends
+    assert len(split_sentences("It is 3.5 hours on HAT.136 today.")) == 1
+
+
+def test_average_attention_sums_tokens_per_sentence():
+    f = features([[0.1, 0.2, 0.3, 0.4], [0.4, 0.0, 0.0, 0.6]], [-1, 0, 0, 1], [True, True, False])
+    got = AverageAttention().sentence_scores(f)
+    assert torch.allclose(got[:, :2], torch.tensor([[0.5, 0.4], [0.0, 0.6]]))
+    assert torch.isnan(got[:, 2]).all()  # a sentence not in this pass has no score
+
+
+def test_attntrace_averages_the_top_k_tokens_of_each_sentence():
+    f = features([[0.1, 0.5, 0.2, 0.9, 0.3, 0.0]], [0, 0, 0, 1, 1, -1], [True, True])
+    assert torch.allclose(sentence_top_k_mean(f.token_attn, f, 2), torch.tensor([[0.35, 0.6]]))
+    # K larger than the sentence: its mean
+    assert torch.allclose(sentence_top_k_mean(f.token_attn, f, 5)[0, 1], torch.tensor(0.6))
+    assert torch.allclose(AttnTrace(top_tokens=1).sentence_scores(f), torch.tensor([[0.5, 0.9]]))
+
+
+def test_attntrace_subsampling_is_seeded_and_never_drops_other_sentences():
+    scorer = AttnTrace(subsamples=5, keep=0.4)
+    droppable = [2, 3, 5, 8, 9, 11, 12, 20, 21, 30]
+    a = scorer.plan(droppable, np.random.default_rng(7))
+    b = scorer.plan(droppable, np.random.default_rng(7))
+    c = scorer.plan(droppable, np.random.default_rng(8))
+    assert a == b and a != c
+    assert len(a) == 5
+    for drop in a:
+        assert drop <= set(droppable) and len(drop) == 10 - int(10 * 0.4)
+    assert AverageAttention().plan(droppable, np.random.default_rng(0)) == [frozenset()]
+
+
+def test_at2_weights_heads_and_checks_shape():
+    hs = np.zeros((1, 2, 3, 2), dtype=np.float32)  # [Q, L, H, S]
+    hs[0, 0, 1, 0], hs[0, 1, 2, 1] = 0.5, 0.25
+    f = features([[0.0]], [0], [True, True], head_sentence=hs)
+    weights = torch.zeros(2, 3)
+    weights[0, 1], weights[1, 2] = 2.0, -4.0
+    assert torch.allclose(AT2(weights).sentence_scores(f), torch.tensor([[1.0, -1.0]]))
+    with pytest.raises(ValueError, match="layers, heads"):
+        AT2(torch.zeros(3, 3)).sentence_scores(f)
+
+
+def test_a_new_scorer_is_one_class():
+    @register_scorer
+    class MaxAttention(BaseScorer):
+        name = "test-max-attention"
+
+        def sentence_scores(self, features):
+            return sentence_top_k_mean(features.token_attn, features, 1)
+
+    try:
+        assert SCORERS["test-max-attention"] is MaxAttention
+        f = features([[0.1, 0.7, 0.2]], [0, 0, 1], [True, True])
+        assert torch.allclose(MaxAttention().sentence_scores(f), torch.tensor([[0.7, 0.2]]))
+    finally:
+        del SCORERS["test-max-attention"]
+
+
+def test_turn_shares_aggregate_sentences_then_normalise():
+    scores = np.array([0.2, 0.1, np.nan, 0.3, -0.5, 0.9])
+    turns = np.array([0, 0, 1, 2, 3, 5])
+    got = turn_shares(scores, turns, before=5, aggregate="max")
+    # turn 1 was never scored (no entry); turn 3 is negative (share 0); turn 5 is not before 5
+    assert set(got) == {0, 2, 3}
+    assert got[0] == pytest.approx(0.2 / 0.5) and got[2] == pytest.approx(0.3 / 0.5)
+    assert got[3] == 0.0
+    summed = turn_shares(scores, turns, before=5, aggregate="sum")
+    assert summed[0] == pytest.approx(0.3 / 0.6)
+    assert turn_shares(np.array([-1.0, np.nan]), np.array([0, 1]), before=3) == {0: 0.0}

@@ -1,0 +1,138 @@
+"""Tokengeist's search and the flat baseline on hand-built score tables (no model)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mtcabench.evaluate import TARGET, SearchSettings, flat, tokengeist
+from mtcabench.evaluate._tokengeist import select_parents
+from mtcabench.graph import check_graph
+from mtcabench.model import Conversation, EdgeKind
+
+#: 0 system, 1 user, 2 assistant (call a), 3 tool (a), 4 assistant answer, 5 user,
+#: 6 assistant (call b), 7 tool (b), 8 assistant (the target's turn).
+CONV = Conversation.model_validate({
+    "id": "hand/1", "source": "hand", "domain": "test",
+    "turns": [
+        {"index": 0, "role": "system", "content": "policy"},
+        {"index": 1, "role": "user", "content": "my id is u1"},
+        {"index": 2, "role": "assistant", "tool_calls": [{"id": "a", "name": "get", "arguments": {}}]},
+        {"index": 3, "role": "tool", "tool_call_id": "a", "content": "{\"x\": 1}"},
+        {"index": 4, "role": "assistant", "content": "x is 1"},
+        {"index": 5, "role": "user", "content": "and y?"},
+        {"index": 6, "role": "assistant", "tool_calls": [{"id": "b", "name": "get_y", "arguments": {}}]},
+        {"index": 7, "role": "tool", "tool_call_id": "b", "content": "{\"y\": 2}"},
+        {"index": 8, "role": "assistant", "content": "x is 1 and y is 2"},
+    ],
+})
+
+
+class Table:
+    """A score table: node key -> {turn: share}; records which nodes were asked for."""
+
+    def __init__(self, table):
+        self.table, self.calls = table, []
+
+    def __call__(self, key):
+        self.calls.append(key)
+        return self.table.get(key, {})
+
+
+NO_PRUNE = SearchSettings(top_k=3, threshold=0.05, d_max=6, alpha=0.0)
+
+FULL = {
+    TARGET: {7: 0.5, 4: 0.3, 0: 0.1, 5: 0.04, 1: 0.06},
+    4: {3: 0.7, 1: 0.3},
+    6: {5: 0.8, 3: 0.2},
+    2: {1: 0.9, 0: 0.1},
+}
+
+
+def pairs(graph, kind=None):
+    return {e.pair for e in graph.edges if kind is None or e.kind is kind}
+
+
+def test_role_dispatch_builds_the_expected_graph():
+    table = Table(FULL)
+    graph = tokengeist(CONV, 8, table, NO_PRUNE)
+    # top-3 of the target: 7 (tool), 4 (assistant), 0 (system); 1 (0.06) is fourth, 5 below threshold
+    assert pairs(graph, EdgeKind.CONTENT) == {
+        (8, 7), (8, 4), (8, 0), (4, 3), (4, 1), (6, 5), (6, 3), (2, 1), (2, 0)}
+    # tool results get their structural edge to the call turn
+    assert pairs(graph, EdgeKind.STRUCTURAL) == {(7, 6), (3, 2)}
+    # breadth-first, best parent first: the call turn 6 (via tool 7), then 4, then the call
+    # turn 2 (via tool 3); never a tool, user or system turn, each node once (3 is reached twice)
+    assert table.calls == [TARGET, 6, 4, 2]
+    assert check_graph(graph, CONV) == []
+    scores = {e.pair: e.score for e in graph.edges}
+    assert scores[(8, 7)] == 0.5 and scores[(7, 6)] is None
+
+
+def test_user_and_system_turns_are_leaves():
+    table = Table({TARGET: {5: 0.6, 0: 0.4}})
+    graph = tokengeist(CONV, 8, table, NO_PRUNE)
+    assert pairs(graph) == {(8, 5), (8, 0)}
+    assert table.calls == [TARGET]
+
+
+def test_depth_limit_stops_recursion_but_keeps_structural_edges():
+    table = Table(FULL)
+    graph = tokengeist(CONV, 8, table, SearchSettings(top_k=3, threshold=0.05, d_max=1, alpha=0))
+    assert table.calls == [TARGET]
+    assert pairs(graph) == {(8, 7), (7, 6), (8, 4), (8, 0)}
+    table = Table(FULL)
+    graph = tokengeist(CONV, 8, table, SearchSettings(top_k=3, threshold=0.05, d_max=2, alpha=0))
+    assert table.calls == [TARGET, 6, 4]  # call turn 2 sits at depth 2: not expanded
+    assert (3, 2) in pairs(graph) and (2, 1) not in pairs(graph)
+
+
+def test_nothing_above_threshold_gives_a_lone_target():
+    table = Table({TARGET: {7: 0.04, 4: 0.03}})
+    graph = tokengeist(CONV, 8, table, NO_PRUNE)
+    assert graph.edges == [] and graph.nodes == [8]
+    assert flat(8, table, NO_PRUNE).edges == []
+
+
+def test_zero_shares_never_count_even_with_zero_threshold():
+    settings = SearchSettings(top_k=3, threshold=0.0, d_max=6, alpha=0)
+    assert select_parents({1: 0.0, 5: 0.0}, 8, settings) == []
+
+
+def test_search_stops_where_a_node_has_no_scores():
+    table = Table({TARGET: {4: 1.0}})  # 4 is asked for, answers nothing
+    graph = tokengeist(CONV, 8, table, NO_PRUNE)
+    assert pairs(graph) == {(8, 4)} and table.calls == [TARGET, 4]
+
+
+def test_top_k_keeps_best_and_breaks_ties_towards_the_later_turn():
+    settings = SearchSettings(top_k=2, threshold=0.05, d_max=6, alpha=0)
+    assert select_parents({1: 0.3, 5: 0.3, 4: 0.2, 0: 0.2}, 8, settings) == [(5, 0.3), (1, 0.3)]
+    # turns at or after the node are never parents, whatever the table says
+    assert select_parents({8: 0.9, 9: 0.9, 1: 0.1}, 8, settings) == [(1, 0.1)]
+
+
+def test_relative_pruning_drops_weak_edges_and_their_cut_off_subgraph():
+    settings = SearchSettings(top_k=3, threshold=0.05, d_max=6, alpha=0.7)
+    graph = tokengeist(CONV, 8, Table(FULL), settings)
+    # out of 8: best 0.5, so 4 (0.3 < 0.35) and 0 (0.1) go, and 4's parents with them;
+    # out of 6: best 0.8, so 3 (0.2) goes; the structural edge 7 -> 6 always stays
+    assert pairs(graph) == {(8, 7), (7, 6), (6, 5)}
+    assert graph.nodes == [5, 6, 7, 8]
+    assert check_graph(graph, CONV) == []
+
+
+def test_flat_links_the_target_only():
+    table = Table(FULL)
+    graph = flat(8, table, NO_PRUNE)
+    assert pairs(graph) == {(8, 7), (8, 4), (8, 0)}
+    assert all(e.kind is EdgeKind.CONTENT for e in graph.edges)
+    assert table.calls == [TARGET]
+    pruned = flat(8, Table(FULL), SearchSettings(top_k=3, threshold=0.05, d_max=6, alpha=0.5))
+    assert pairs(pruned) == {(8, 7), (8, 4)}  # 0.3 >= 0.5 * 0.5; 0.1 is not
+
+
+@pytest.mark.parametrize("kwargs", [dict(top_k=0), dict(threshold=1.5), dict(d_max=0),
+                                    dict(alpha=-0.1)])
+def test_settings_are_checked(kwargs):
+    with pytest.raises(ValueError):
+        SearchSettings(**kwargs)

@@ -1,0 +1,204 @@
+"""`trace_benchmark` on the sample and on real TauBench conversations (real model)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mtcabench.benchmark import load_benchmark
+from mtcabench.errors import InputError
+from mtcabench.evaluate import TraceSettings, merge_shards, render_conversation, trace_benchmark
+from mtcabench.evaluate._trace import partial_path
+from mtcabench.graph import check_graph
+from mtcabench.model import (
+    Edge,
+    EdgeKind,
+    ProvenanceGraph,
+    SubmissionEntry,
+    SubmissionHeader,
+)
+
+pytestmark = pytest.mark.model
+
+FAST = TraceSettings(attntrace_subsamples=3)
+SCORERS = ("avg-attention", "attntrace", "at2")
+
+
+def read_submission(path: Path) -> tuple[SubmissionHeader, list[SubmissionEntry]]:
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    return (SubmissionHeader.model_validate(lines[0]),
+            [SubmissionEntry.model_validate(x) for x in lines[1:]])
+
+
+def as_graph(entry: SubmissionEntry, target: int) -> ProvenanceGraph:
+    edges = [Edge(child=e.child, parent=e.parent, score=e.score,
+                  kind=EdgeKind.STRUCTURAL if e.score is None else EdgeKind.CONTENT)
+             for e in entry.edges]
+    nodes = sorted({target, *(x for e in edges for x in e.pair)})
+    return ProvenanceGraph(target=target, nodes=nodes, edges=edges)
+
+
+@pytest.fixture(scope="module")
+def sample_runs(loaded, sample_benchmark, tmp_path_factory):
+    """Both methods with every scorer on the sample: {(method, scorer): (path, report)}."""
+    out = tmp_path_factory.mktemp("sample-runs")
+    runs = {}
+    for scorer in SCORERS:
+        paths = {m: out / f"{m}-{scorer}.jsonl" for m in ("tokengeist", "flat")}
+        report = trace_benchmark(sample_benchmark, paths, model=loaded, scorer=scorer,
+                                 settings=FAST, progress=False)
+        for m, p in paths.items():
+            runs[m, scorer] = (p, report)
+    return runs
+
+
+@pytest.mark.parametrize("scorer", SCORERS)
+@pytest.mark.parametrize("method", ["tokengeist", "flat"])
+def test_sample_submission_is_valid(sample_runs, sample_benchmark, method, scorer):
+    path, report = sample_runs[method, scorer]
+    bench = load_benchmark(sample_benchmark)
+    header, entries = read_submission(path)
+    assert (header.method, header.scorer, header.model) == (method, scorer, "smollm2-135m-instruct")
+    assert header.benchmark == str(sample_benchmark) and header.created_at is not None
+    assert header.parameters["top_k"] == 3 and header.parameters["alpha"] == 0.5
+    assert ("d_max" in header.parameters) == (method == "tokengeist")
+    assert [e.span_id for e in entries] == [s.id for s in bench.spans]  # one per span, in order
+    # one forward pass per conversation, whatever the number of spans and recursion steps;
+    # AttnTrace one per context subsample
+    assert report.forward_passes == 3 * (3 if scorer == "attntrace" else 1)
+    assert header.notes["forward_passes"] == report.forward_passes
+    # the scoring stage's own reader accepts it, with no span missing
+    from mtcabench.scoring.submission import check_against_benchmark
+    from mtcabench.scoring.submission import read_submission as score_read
+
+    assert check_against_benchmark(score_read(path), bench) == []
+    for entry, span in zip(entries, bench.spans):
+        assert entry.skipped is None and entry.edges
+        conv = bench.conversations[span.conversation_id]
+        graph = as_graph(entry, span.span.turn)
+        scores = [e.score for e in entry.edges if e.score is not None]
+        assert all(0 < s <= 1 for s in scores)
+        if method == "tokengeist":
+            assert check_graph(graph, conv) == []  # a well-formed provenance graph
+        else:  # flat: target -> turns, no structural edges (so no tool-edge rule)
+            assert {e.child for e in entry.edges} == {span.span.turn}
+            assert len(entry.edges) <= 3 and len(scores) == len(entry.edges)
+            assert all(e.parent < e.child for e in entry.edges)
+
+
+def test_scorers_disagree(sample_runs):
+    # three different base scorers give three different submissions on the same spans
+    texts = {s: sample_runs["tokengeist", s][0].read_text().split("\n", 1)[1] for s in SCORERS}
+    assert len(set(texts.values())) == 3
+
+
+def test_attntrace_is_repeatable(loaded, sample_benchmark, sample_runs, tmp_path):
+    out = tmp_path / "again.jsonl"
+    trace_benchmark(sample_benchmark, {"tokengeist": out}, model=loaded, scorer="attntrace",
+                    settings=FAST, progress=False)
+    first = sample_runs["tokengeist", "attntrace"][0]
+    assert read_submission(out)[1] == read_submission(first)[1]
+
+
+def test_one_pass_equals_one_pass_per_step(loaded, sample_benchmark, sample_runs, tmp_path):
+    out = tmp_path / "naive.jsonl"
+    report = trace_benchmark(sample_benchmark, {"tokengeist": out}, model=loaded,
+                             scorer="avg-attention", settings=FAST, naive=True, progress=False)
+    fast_path, fast_report = sample_runs["tokengeist", "avg-attention"]
+    naive_entries, fast_entries = read_submission(out)[1], read_submission(fast_path)[1]
+    for n, f in zip(naive_entries, fast_entries):
+        assert [(e.child, e.parent) for e in n.edges] == [(e.child, e.parent) for e in f.edges]
+        for a, b in zip(n.edges, f.edges):
+            assert (a.score is None) == (b.score is None)
+            assert a.score is None or abs(a.score - b.score) < 1e-4
+    assert report.forward_passes > 2 * fast_report.forward_passes
+
+
+def test_spans_beyond_the_token_limit_are_recorded_as_skipped(loaded, sample_benchmark, tmp_path):
+    bench = load_benchmark(sample_benchmark)
+    ends = {}
+    for s in bench.spans:
+        lay = render_conversation(bench.conversations[s.conversation_id], loaded.tokenizer).full
+        ends[s.id] = lay.span_tokens(s.span.turn, s.span.start, s.span.end)[1]
+    limit = sorted(ends.values())[2]  # some spans fit, some do not
+    out = tmp_path / "short.jsonl"
+    report = trace_benchmark(sample_benchmark, {"flat": out}, model=loaded,
+                             settings=TraceSettings(max_tokens=limit), progress=False)
+    header, entries = read_submission(out)
+    assert header.parameters["max_tokens"] == limit
+    for e in entries:
+        if ends[e.span_id] > limit:
+            assert e.skipped.startswith("too-long") and not e.edges
+        else:
+            assert e.skipped is None and e.edges
+    assert report.skipped == sum(1 for v in ends.values() if v > limit) > 0
+
+
+def test_shards_merge_into_the_full_run(loaded, sample_benchmark, sample_runs, tmp_path):
+    shards = []
+    for k in (1, 2):
+        p = tmp_path / f"shard{k}.jsonl"
+        trace_benchmark(sample_benchmark, {"flat": p}, model=loaded, settings=FAST,
+                        shard=f"{k}/2", progress=False)
+        shards.append(p)
+    sizes = [len(read_submission(p)[1]) for p in shards]
+    assert all(sizes) and sum(sizes) == 5
+    merged = tmp_path / "merged.jsonl"
+    assert merge_shards(shards, merged) == 5
+    header, entries = read_submission(merged)
+    full_header, full = read_submission(sample_runs["flat", "avg-attention"][0])
+    assert header.parameters == full_header.parameters and "shard" not in header.notes
+    assert sorted(entries, key=lambda e: e.span_id) == sorted(full, key=lambda e: e.span_id)
+    with pytest.raises(InputError, match=r"shards \[2\] of 2 are missing"):
+        merge_shards(shards[:1], tmp_path / "x.jsonl")
+    with pytest.raises(InputError, match="given twice"):
+        merge_shards([shards[0], shards[0]], tmp_path / "x.jsonl")
+    with pytest.raises(InputError, match="not a shard"):
+        merge_shards([sample_runs["flat", "avg-attention"][0]], tmp_path / "x.jsonl")
+    assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_an_interrupted_run_resumes(loaded, sample_benchmark, sample_runs, tmp_path):
+    done_path = sample_runs["flat", "avg-attention"][0]
+    lines = done_path.read_text().splitlines()
+    out = tmp_path / "resumed.jsonl"
+    # what a crash after the first conversation (two spans) leaves behind, plus a torn line
+    partial_path(out).write_text("\n".join(lines[:3]) + "\n" + lines[3][:20])
+    report = trace_benchmark(sample_benchmark, {"flat": out}, model=loaded, settings=FAST,
+                             progress=False)
+    assert report.resumed_conversations == 1 and report.forward_passes == 2
+    assert read_submission(out)[1] == read_submission(done_path)[1]
+    assert not partial_path(out).exists()
+    # a partial run with other settings is never mixed in
+    partial_path(out).write_text("\n".join(lines[:3]) + "\n")
+    with pytest.raises(InputError, match="other settings"):
+        trace_benchmark(sample_benchmark, {"flat": out}, model=loaded,
+                        settings=TraceSettings(top_k=2), progress=False)
+
+
+def test_taubench_conversations(loaded, taubench_short_benchmark, tmp_path):
+    paths = {m: tmp_path / f"{m}.jsonl" for m in ("tokengeist", "flat")}
+    report = trace_benchmark(taubench_short_benchmark, paths, model=loaded, progress=False)
+    assert report.forward_passes == 2 and report.skipped == 0
+    bench = load_benchmark(taubench_short_benchmark)
+    for p in paths.values():
+        _, entries = read_submission(p)
+        assert len(entries) == len(bench.spans) == 4
+        assert all(e.edges for e in entries)
+
+
+def test_bad_settings_and_inputs_are_clear_errors(loaded, sample_benchmark, tmp_path):
+    out = {"flat": tmp_path / "o.jsonl"}
+    with pytest.raises(InputError, match="unknown scorer"):
+        trace_benchmark(sample_benchmark, out, model=loaded, scorer="nope", progress=False)
+    with pytest.raises(InputError, match="unknown method"):
+        trace_benchmark(sample_benchmark, {"deep": tmp_path / "o.jsonl"}, model=loaded)
+    with pytest.raises(InputError, match="top_k"):
+        trace_benchmark(sample_benchmark, out, model=loaded, settings=TraceSettings(top_k=0))
+    with pytest.raises(InputError, match="K/N"):
+        trace_benchmark(sample_benchmark, out, model=loaded, shard="2")
+    with pytest.raises(InputError, match="not a benchmark folder"):
+        trace_benchmark(tmp_path / "missing", out, model=loaded)
+    assert not (tmp_path / "o.jsonl").exists()
