@@ -105,10 +105,10 @@ def step_release(run: DemoRun) -> None:
 def step_trace(run: DemoRun) -> None:
     from mtcabench.evaluate import trace_benchmark
 
-    for method in ("tokengeist", "flat"):
-        out = run.path(f"submission.{method}.jsonl")
-        trace_benchmark(run.files["release"], out, method=method, scorer=run.scorer,
-                        console=run.console)
+    outs = {m: run.path(f"submission.{m}.jsonl") for m in ("tokengeist", "flat")}
+    # One call: both methods share each conversation's forward pass.
+    trace_benchmark(run.files["release"], outs, scorer=run.scorer)
+    for method, out in outs.items():
         run.files[f"submission.{method}"] = out
         run.console.print(f"trace: {method} with {run.scorer} -> {out}")
 
