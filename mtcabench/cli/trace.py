@@ -6,7 +6,20 @@ from pathlib import Path
 
 import typer
 
+from mtcabench.errors import MtcaError
 from mtcabench.progress import err_console
+
+
+def _evaluator():
+    """The evaluator package, or one clear line when its extra is not installed."""
+    try:
+        import mtcabench.evaluate as evaluate
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.split(".")[0] in {"torch", "transformers", "gguf", "accelerate"}:
+            raise MtcaError(f"the evaluator needs {exc.name}, which is not installed: "
+                            "pip install 'mtcabench[eval]'") from None
+        raise
+    return evaluate
 
 # Defaults live in mtcabench.evaluate._trace.TraceSettings; repeated here as literals so that
 # `mtcabench --help` does not import torch. A test checks that the two agree.
@@ -54,7 +67,9 @@ def trace(
 ) -> None:
     """Attribute every benchmark span with Tokengeist or the flat baseline; write a submission."""
     from mtcabench.errors import InputError
-    from mtcabench.evaluate import TraceSettings, trace_benchmark
+
+    evaluate = _evaluator()
+    TraceSettings, trace_benchmark = evaluate.TraceSettings, evaluate.trace_benchmark
 
     if ray and shard:
         raise InputError("--shard and --ray exclude each other (Ray spreads the work itself)")
@@ -65,7 +80,7 @@ def trace(
         attntrace_keep=attntrace_keep, at2_weights=str(at2_weights) if at2_weights else None,
     )
     if ray:
-        from mtcabench.evaluate import trace_with_ray
+        trace_with_ray = _evaluator().trace_with_ray
 
         report = trace_with_ray(benchmark, {method: out}, model=model, scorer=scorer,
                                 settings=settings, workers=ray_workers,
@@ -85,7 +100,7 @@ def trace_merge(
     out: Path = typer.Option(..., "--out", "-o", help="Merged submission to write."),
 ) -> None:
     """Join the submissions of `trace --shard K/N` runs into one."""
-    from mtcabench.evaluate import merge_shards
+    merge_shards = _evaluator().merge_shards
 
     n = merge_shards(shards, out)
     err_console.print(f"merged {len(shards)} shards: {n} spans -> {out}")
@@ -107,7 +122,8 @@ def at2_learn(
 ) -> None:
     """Learn AT2's per-head weights for a model from ablations on the benchmark's conversations."""
     from mtcabench.benchmark import load_benchmark
-    from mtcabench.evaluate import learn_at2_weights, load_model
+    evaluate = _evaluator()
+    learn_at2_weights, load_model = evaluate.learn_at2_weights, evaluate.load_model
     from mtcabench.evaluate._trace import group_spans
 
     bench = load_benchmark(benchmark)
