@@ -17,10 +17,9 @@ one output folder, so that any step can be inspected or rerun by hand:
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from rich.console import Console
 
@@ -169,9 +168,8 @@ def _finish(run: DemoRun) -> None:
 
 
 def _wait_for_interrupt() -> None:
-    import signal
+    import contextlib
+    import threading
 
-    try:
-        signal.pause() if hasattr(signal, "pause") else os.system("read _")
-    except KeyboardInterrupt:
-        pass
+    with contextlib.suppress(KeyboardInterrupt):
+        threading.Event().wait()

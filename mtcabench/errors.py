@@ -47,7 +47,7 @@ class InputError(MtcaError):
         *,
         line: int | None = None,
         record: str | None = None,
-    ) -> "InputError":
+    ) -> InputError:
         """Build the standard message: ``file:line (record id): reason``."""
         where = str(path)
         if line is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 from dataclasses import dataclass
-from typing import Iterable
+from collections.abc import Iterable
 
 from mtcabench.model import (
     Conversation,
@@ -132,11 +132,11 @@ def check_graph(
         elif role in (Role.USER, Role.SYSTEM) and out_edges.get(node):
             fail("exogenous-leaf", f"{role.value} turn {node} has outgoing edges")
     for e in graph.edges:
-        if e.kind is EdgeKind.STRUCTURAL and e.child in valid:
-            if conversation.turns[e.child].role is not Role.TOOL or (
-                _call_turn_or_none(conversation, e.child) != e.parent
-            ):
-                fail("structural-edge", f"edge {e.child}->{e.parent} is not a tool-result link")
+        if e.kind is EdgeKind.STRUCTURAL and e.child in valid and (
+            conversation.turns[e.child].role is not Role.TOOL
+            or _call_turn_or_none(conversation, e.child) != e.parent
+        ):
+            fail("structural-edge", f"edge {e.child}->{e.parent} is not a tool-result link")
 
     unreachable = nodes - reachable(graph)
     if graph.target in nodes and unreachable:

@@ -12,7 +12,8 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import IO, Iterable, Iterator, TypeVar
+from typing import IO, TypeVar
+from collections.abc import Iterable, Iterator
 
 import jsonlines
 from pydantic import ValidationError
@@ -154,7 +155,7 @@ class RecordAppender:
     def close(self) -> None:
         self._fh.close()
 
-    def __enter__(self) -> "RecordAppender":
+    def __enter__(self) -> RecordAppender:
         return self
 
     def __exit__(self, *exc) -> None:

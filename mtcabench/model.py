@@ -89,7 +89,7 @@ class Record(_Model):
     @property
     def key(self) -> str:
         """The stable id of this record (its ``id`` or ``span_id``)."""
-        return getattr(self, "id", None) or getattr(self, "span_id")
+        return getattr(self, "id", None) or self.span_id
 
 
 # --------------------------------------------------------------------------- conversations
@@ -136,7 +136,7 @@ class Turn(_Model):
         return self.role.exogenous
 
     @model_validator(mode="after")
-    def _role_fields(self) -> "Turn":
+    def _role_fields(self) -> Turn:
         if self.tool_calls and self.role is not Role.ASSISTANT:
             raise ValueError(f"turn {self.index}: only assistant turns issue tool calls")
         if self.role is Role.TOOL and not self.tool_call_id:
@@ -163,7 +163,7 @@ class Conversation(Record):
     )
 
     @model_validator(mode="after")
-    def _check_turns(self) -> "Conversation":
+    def _check_turns(self) -> Conversation:
         if not self.turns:
             raise ValueError("conversation has no turns")
         for i, turn in enumerate(self.turns):

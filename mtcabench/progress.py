@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Iterable, Iterator, TypeVar
+from typing import TypeVar
+from collections.abc import Iterable, Iterator
 
 from rich.console import Console
 from rich.progress import (

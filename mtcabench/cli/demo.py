@@ -3,22 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 
 def demo(
     out: Path = typer.Option(Path("runs/sample"), "--out", "-o", help="Output folder."),
-    base_url: Optional[str] = typer.Option(
+    base_url: str | None = typer.Option(
         None, "--base-url", help="OpenAI-compatible LLM endpoint (default: OpenAI when "
         "OPENAI_API_KEY is set, else an embedded llama.cpp server with SmolLM2)."),
-    model: Optional[str] = typer.Option(None, "--model", help="LLM model name for annotation."),
+    model: str | None = typer.Option(None, "--model", help="LLM model name for annotation."),
     scorer: str = typer.Option("avg-attention", "--scorer",
                                help="Base scorer for tracing: avg-attention, attntrace or at2."),
     serve: bool = typer.Option(False, "--serve", help="Keep the review server open at the end "
                                "(until Ctrl-C)."),
-    step: Optional[list[str]] = typer.Option(
+    step: list[str] | None = typer.Option(
         None, "--step", help="Run only these steps (repeatable; ingest always runs): annotate, "
         "review, release, trace, score."),
 ) -> None:

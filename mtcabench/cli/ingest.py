@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from itertools import chain
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -19,9 +18,9 @@ group = typer.Typer(help="Turn raw agent conversations into validated conversati
 def taubench(
     paths: list[Path] = typer.Argument(..., help="TauBench historical trajectory files."),
     out: Path = typer.Option(..., "--out", "-o", help="Conversations file to write (JSONL)."),
-    agent_model: Optional[str] = typer.Option(
+    agent_model: str | None = typer.Option(
         None, help="Agent model (default: from the file name <model>-<domain>.json)."),
-    domain: Optional[str] = typer.Option(None, help="Domain (default: from the file name)."),
+    domain: str | None = typer.Option(None, help="Domain (default: from the file name)."),
 ) -> None:
     """Ingest TauBench runs: one conversation per (domain, model, task, trial)."""
     convs = chain.from_iterable(read_taubench(p, agent_model=agent_model, domain=domain)
@@ -35,7 +34,7 @@ def taubench(
 def confetti(
     path: Path = typer.Argument(..., help="ConFETTI BFCL-style JSON Lines file."),
     out: Path = typer.Option(..., "--out", "-o", help="Conversations file to write (JSONL)."),
-    domain: Optional[str] = typer.Option(None, help="Domain for every dialog (default: the "
+    domain: str | None = typer.Option(None, help="Domain for every dialog (default: the "
                                          "record's category, else 'unknown')."),
 ) -> None:
     """Ingest ConFETTI dialogs, each rebuilt from its turn-level prefixes."""

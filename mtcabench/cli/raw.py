@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -25,11 +24,11 @@ def list_files(
 
 @group.command("fetch")
 def fetch(
-    from_dir: Optional[Path] = typer.Option(
+    from_dir: Path | None = typer.Option(
         None, "--from", help="Take files from this local folder instead of GitHub."),
-    only: Optional[list[str]] = typer.Option(
+    only: list[str] | None = typer.Option(
         None, "--only", help="Fetch only this manifest name (repeatable)."),
-    source: Optional[str] = typer.Option(None, help="Fetch only this source (taubench, confetti)."),
+    source: str | None = typer.Option(None, help="Fetch only this source (taubench, confetti)."),
     dest: Path = typer.Option(raw_sources.DEFAULT_DEST, help="Where fetched files go."),
     manifest: Path = typer.Option(raw_sources.DEFAULT_MANIFEST, help="Manifest file."),
 ) -> None:

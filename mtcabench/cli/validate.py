@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -18,7 +17,7 @@ from mtcabench.validate import validate_file
 
 def validate(
     path: Path = typer.Argument(..., help="A record file (conversations, proposals, ...)."),
-    conversations: Optional[Path] = typer.Option(
+    conversations: Path | None = typer.Option(
         None, help="Conversations file, needed to check graph records."),
 ) -> None:
     """Validate every record of a file; graphs are checked against every graph rule."""

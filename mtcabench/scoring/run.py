@@ -177,7 +177,7 @@ def _write(path: Path, text: str) -> Path:
 def _write_span_scores(path: Path, scored: ScoredSubmission, bench: Benchmark) -> Path:
     """One line per benchmark span: its groups, whether it was predicted, every metric."""
     with atomic_write(path) as fh:
-        for span, score, empty in zip(bench.spans, scored.scores, scored.empty):
+        for span, score in zip(bench.spans, scored.scores):
             entry = scored.submission.entries.get(span.id)
             status = "missing" if entry is None else "skipped" if entry.skipped else "predicted"
             fh.write(json.dumps({

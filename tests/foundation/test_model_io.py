@@ -70,10 +70,9 @@ def test_conversation_rules():
 
 def test_atomic_write_leaves_nothing_on_failure(tmp_path):
     path = tmp_path / "out.jsonl"
-    with pytest.raises(RuntimeError):
-        with atomic_write(path) as fh:
-            fh.write("partial\n")
-            raise RuntimeError("crash")
+    with pytest.raises(RuntimeError), atomic_write(path) as fh:
+        fh.write("partial\n")
+        raise RuntimeError("crash")
     assert list(tmp_path.iterdir()) == []
 
 
