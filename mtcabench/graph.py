@@ -202,16 +202,6 @@ def sources(graph: ProvenanceGraph, conversation: Conversation) -> list[int]:
     return sorted(x for x in set(graph.nodes) if 0 <= x < n and conversation.turns[x].exogenous)
 
 
-def intermediates(graph: ProvenanceGraph, conversation: Conversation) -> list[int]:
-    """Assistant nodes other than the target, sorted."""
-    n = len(conversation.turns)
-    return sorted(
-        x
-        for x in set(graph.nodes)
-        if x != graph.target and 0 <= x < n and not conversation.turns[x].exogenous
-    )
-
-
 def depth(graph: ProvenanceGraph) -> int:
     """Length in edges of the longest path from the target (0 for a lone target).
 
@@ -300,14 +290,13 @@ def edge_prf(
 ) -> tuple[float, float, float]:
     """Edge precision, recall and F1 over distinct ``(child, parent)`` pairs.
 
-    Conventions: both empty -> (1, 1, 1); one empty -> 0 for the undefined side and F1.
-    The scorer (mtcabench.scoring) documents these as its metric definitions.
+    A convenience for stages comparing two graphs (annotator agreement, reviewer agreement);
+    the definitions, and their conventions for empty sets, are the scorer's own
+    (mtcabench.scoring.metrics), imported here so that there is one of each.
     """
-    p, g = set(predicted), set(gold)
-    if not p and not g:
-        return 1.0, 1.0, 1.0
-    hit = len(p & g)
-    precision = hit / len(p) if p else 0.0
-    recall = hit / len(g) if g else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return precision, recall, f1
+    # Imported on use: the scorer pulls in numpy, which graph checks do not need.
+    from mtcabench.scoring.metrics import edge_precision, edge_recall, f1
+
+    predicted, gold = list(predicted), list(gold)
+    precision, recall = edge_precision(predicted, gold), edge_recall(predicted, gold)
+    return precision, recall, f1(precision, recall)

@@ -48,7 +48,7 @@ def validate_file(path: str | Path, conversations: str | Path | None = None) -> 
         report.records = report.checked = len(load_conversations(path))
         return report
     record_type = RECORD_TYPES[kind]
-    if not hasattr(record_type, "model_fields") or "graph" not in record_type.model_fields:
+    if "graph" not in record_type.model_fields:
         report.records = report.checked = sum(1 for _ in read_records(path, record_type))
         return report
     if conversations is None:
