@@ -5,7 +5,8 @@ one output folder, so that any step can be inspected or rerun by hand:
 
 1. ingest the sample (TauBench format) and validate it;
 2. annotate it with the lineage annotator and the LLM (two phases), on the embedded
-   llama.cpp server with SmolLM2 unless ``OPENAI_API_KEY``/``--base-url`` name another;
+   llama.cpp server with SmolLM2 unless ``OPENAI_API_KEY``/``--base-url`` name another
+   (``annotators="lineage"`` leaves the LLM out: no server is started);
 3. push the candidates to Label Studio (an embedded local server unless
    ``LABEL_STUDIO_URL``/``LABEL_STUDIO_API_KEY`` are set) and print the reviewer's address;
 4. accept the candidates automatically (no reviewer is waited for; every decision is
@@ -25,11 +26,11 @@ from rich.console import Console
 
 from mtcabench.errors import ValidationFailed
 from mtcabench.ingest import read_taubench, write_conversations
-from mtcabench.raw import PROJECT_ROOT
+from mtcabench.resources import sample_path
 from mtcabench.stats import conversation_stats
 from mtcabench.validate import validate_file
 
-SAMPLE = PROJECT_ROOT / "raw" / "sample" / "sample-airline.json"
+SAMPLE = sample_path()
 RELEASE_VERSION = "0.0.0-sample"
 
 
@@ -41,6 +42,7 @@ class DemoRun:
     sample: Path = SAMPLE
     base_url: str | None = None  # LLM endpoint; None: OPENAI_API_KEY's OpenAI or embedded
     model: str | None = None
+    annotators: str = "lineage,llm"
     scorer: str = "avg-attention"
     serve: bool = False  # keep the review server open at the end
     console: Console = field(default_factory=lambda: Console(stderr=True))
@@ -69,7 +71,7 @@ def step_annotate(run: DemoRun) -> None:
     from mtcabench.annotate import annotate_run
 
     out_dir = run.path("annotate")
-    annotate_run(run.files["conversations"], out_dir, annotators=("lineage", "llm"),
+    annotate_run(run.files["conversations"], out_dir, annotators=run.annotators,
                  base_url=run.base_url, model=run.model, console=run.console)
     run.files["candidates"] = out_dir / "candidates.jsonl"
 
@@ -132,13 +134,14 @@ STEPS: list[tuple[str, Callable[[DemoRun], None]]] = [
 
 
 def run_demo(out: str | Path, *, sample: Path = SAMPLE, base_url: str | None = None,
-             model: str | None = None, scorer: str = "avg-attention", serve: bool = False,
+             model: str | None = None, annotators: str = "lineage,llm",
+             scorer: str = "avg-attention", serve: bool = False,
              steps: list[str] | None = None) -> DemoRun:
     """Run every step (or the named ones) on the sample; returns the run with its paths."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    run = DemoRun(out=out, sample=sample, base_url=base_url, model=model, scorer=scorer,
-                  serve=serve)
+    run = DemoRun(out=out, sample=sample, base_url=base_url, model=model,
+                  annotators=annotators, scorer=scorer, serve=serve)
     try:
         for name, step in STEPS:
             if steps and name not in steps and name != "ingest":

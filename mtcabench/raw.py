@@ -19,12 +19,14 @@ import httpx
 
 from mtcabench.errors import InputError, ServiceError, ValidationFailed
 from mtcabench.io import atomic_write
+from mtcabench.resources import manifest_path
 
 #: Base of raw file downloads; overridable for mirrors (and tests) with MTCABENCH_GITHUB_RAW_URL.
 GITHUB_RAW = "https://raw.githubusercontent.com"
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_MANIFEST = PROJECT_ROOT / "raw" / "manifest.json"
-DEFAULT_DEST = PROJECT_ROOT / "raw" / "data"
+DEFAULT_MANIFEST = manifest_path()
+#: Fetched files go under ./raw/data of the folder the command runs in (in a checkout: the
+#: git-ignored raw/data/), never into the installed package.
+DEFAULT_DEST = Path("raw") / "data"
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,9 @@ class Endpoint:
     max_backoff_s: float = 60.0
     #: Longest Retry-After we honour; a longer one is capped (and the attempt still counts).
     max_retry_after_s: float = 300.0
+    #: For a server we started ourselves: says why its process is gone (None while it runs),
+    #: so that a dropped connection to our own crashed child is reported as that crash.
+    liveness: Callable[[], str | None] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "base_url", self.base_url.rstrip("/"))
@@ -194,9 +197,11 @@ class ApiClient:
         try:
             response = self._http.request(method, path, **kwargs)
         except httpx.TimeoutException as exc:
+            self._raise_if_dead()
             raise TransientError("timeout", type(exc).__name__) from None
         except (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError,
                 httpx.WriteError) as exc:
+            self._raise_if_dead()
             reason = "connection" if isinstance(exc, httpx.ConnectError) else "dropped"
             raise TransientError(reason, type(exc).__name__) from None
         status = response.status_code
@@ -211,6 +216,24 @@ class ApiClient:
             raise ServiceError(f"{self.endpoint.base_url}: {what} refused with HTTP {status}: "
                                f"{_server_message(response)}{hint}")
         return response
+
+    def _raise_if_dead(self, grace_s: float = 2.0) -> None:
+        """Stop the run when the endpoint is our own server and its process has died.
+
+        The connection drops a moment before the dying process is reaped, so a short grace
+        lets the exit show; a live server costs the caller that grace only on a failure.
+        """
+        liveness = self.endpoint.liveness
+        if liveness is None:
+            return
+        deadline = time.monotonic() + grace_s
+        while True:
+            why = liveness()
+            if why is not None:
+                raise ServiceError(why)
+            if time.monotonic() >= deadline:
+                return
+            time.sleep(0.1)
 
     # ------------------------------------------------------------------ chat
     def chat(self, body: dict[str, Any]) -> Answer:

@@ -2,56 +2,49 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from rich.progress import TextColumn
 
 from mtcabench.annotate.accounting import Accounting
-from mtcabench.progress import make_progress
+from mtcabench.progress import Bar, progress_bar
 
 
 class RunProgress:
-    """A rich progress bar over conversations (or proposals) with the run's live counters."""
+    """A progress bar over conversations (or proposals) with the run's live counters."""
 
     def __init__(self, description: str, total: int | None, accounting: Accounting,
                  enabled: bool = True):
         self.accounting = accounting
-        self.enabled = enabled
-        self._progress = make_progress(TextColumn(
-            "req {task.fields[req]} · tok {task.fields[tok]} · cache {task.fields[hits]} · "
-            "fail {task.fields[fail]}")) if enabled else None
-        self._description = description
-        self._total = total
-        self._task = None
+        self._stack = contextlib.ExitStack()
+        self._open = lambda: progress_bar(
+            description, total, enabled=enabled, req=0, tok=0, hits=0, fail=0,
+            columns=[TextColumn("req {task.fields[req]} · tok {task.fields[tok]} · "
+                                "cache {task.fields[hits]} · fail {task.fields[fail]}")])
+        self._bar: Bar | None = None
 
     def __enter__(self) -> RunProgress:
-        if self._progress is not None:
-            self._progress.start()
-            self._task = self._progress.add_task(self._description, total=self._total,
-                                                 req=0, tok=0, hits=0, fail=0)
+        self._bar = self._stack.enter_context(self._open())
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._progress is not None:
-            self.refresh()
-            self._progress.stop()
+        self.refresh()
+        self._stack.close()
 
     def refresh(self) -> None:
-        if self._progress is None:
+        if self._bar is None:
             return
         a = self.accounting
-        self._progress.update(self._task, req=a.requests, tok=a.spent_tokens,
-                              hits=a.cache_hits, fail=a.failures)
+        self._bar.update(req=a.requests, tok=a.spent_tokens, hits=a.cache_hits, fail=a.failures)
 
     def reset(self) -> None:
         """Start the bar over (a new pass over the same input, with the Batch API)."""
-        if self._progress is not None:
-            self._progress.reset(self._task, total=self._total)
-            self.refresh()
+        self._bar.reset()
+        self.refresh()
 
     def advance(self) -> None:
-        if self._progress is not None:
-            self._progress.advance(self._task)
-            self.refresh()
+        self._bar.advance()
+        self.refresh()
 
     def log(self, message: str) -> None:
-        if self._progress is not None:
-            self._progress.console.print(message)
+        self._bar.log(message)

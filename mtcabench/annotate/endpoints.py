@@ -48,5 +48,5 @@ def open_endpoint(base_url: str | None = None, model: str | None = None,
                 raise InputError(f"the embedded server serves {server.model}, not {model!r}; "
                                  "give --base-url to use another model")
             yield Endpoint(base_url=server.base_url, model=server.model,
-                           identity=server.identity,
+                           identity=server.identity, liveness=server.failure,
                            response_format=response_format or "json_object", **common)

@@ -16,10 +16,10 @@ from pathlib import Path
 from string import Template
 
 from mtcabench.errors import InputError
-from mtcabench.raw import PROJECT_ROOT
+from mtcabench.resources import prompts_dir as shipped_prompts_dir
 
 #: Where the shipped templates live.
-PROMPTS_DIR = PROJECT_ROOT / "prompts"
+PROMPTS_DIR = shipped_prompts_dir()
 
 PHASES = ("propose", "verify")
 

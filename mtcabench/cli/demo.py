@@ -13,6 +13,10 @@ def demo(
         None, "--base-url", help="OpenAI-compatible LLM endpoint (default: OpenAI when "
         "OPENAI_API_KEY is set, else an embedded llama.cpp server with SmolLM2)."),
     model: str | None = typer.Option(None, "--model", help="LLM model name for annotation."),
+    annotators: str = typer.Option(
+        "lineage,llm", "--annotators", help="Annotators, comma-separated: lineage (model-free) "
+        "and llm (two phases). `--annotators lineage` runs without any LLM server, for machines "
+        "where llama.cpp cannot be built."),
     scorer: str = typer.Option("avg-attention", "--scorer",
                                help="Base scorer for tracing: avg-attention, attntrace or at2."),
     serve: bool = typer.Option(False, "--serve", help="Keep the review server open at the end "
@@ -23,14 +27,15 @@ def demo(
 ) -> None:
     """Run the whole pipeline on raw/sample/ with embedded defaults (no keys or URLs needed).
 
-    Ingest, annotate (lineage + LLM), push to Label Studio and print the reviewer's address,
+    Ingest, annotate (lineage + LLM, or lineage alone with --annotators lineage), push to Label Studio and print the reviewer's address,
     accept automatically (marked as such), build the release, trace with Tokengeist and flat,
     and print the score table. Label Studio is embedded unless LABEL_STUDIO_URL and
     LABEL_STUDIO_API_KEY are set.
     """
     from mtcabench.demo import run_demo
 
-    run_demo(out, base_url=base_url, model=model, scorer=scorer, serve=serve, steps=step)
+    run_demo(out, base_url=base_url, model=model, annotators=annotators, scorer=scorer,
+             serve=serve, steps=step)
 
 
 def register(app: typer.Typer) -> None:

@@ -37,7 +37,7 @@ from mtcabench.evaluate._loading import DEFAULT_MODEL, LoadedModel
 from mtcabench.evaluate._render import render_conversation
 from mtcabench.io import atomic_write, format_validation_error
 from mtcabench.model import Record, Role
-from mtcabench.progress import make_progress
+from mtcabench.progress import progress_bar
 
 #: Weights learned for the default model, shipped with the package (see docs/evaluate.md).
 PACKAGED_WEIGHTS = {DEFAULT_MODEL: Path(__file__).parent / "at2_weights" / f"{DEFAULT_MODEL}.json"}
@@ -135,11 +135,8 @@ def ablation_data(
     limit = min(max_tokens or loaded.context_length, loaded.context_length)
     data: list[tuple[np.ndarray, np.ndarray]] = []
     rng = np.random.default_rng(seed)
-    bar = make_progress() if progress else None
-    task = bar.add_task("at2 ablations", total=len(conversations) * (masks + 1)) if bar else None
-    if bar:
-        bar.start()
-    try:
+    with progress_bar("at2 ablations", len(conversations) * (masks + 1),
+                      enabled=progress) as bar:
         for conv in conversations:
             queries = [(s.span.turn, s.span.start, s.span.end)
                        for s in spans_by_conversation.get(conv.id, [])]
@@ -150,8 +147,7 @@ def ablation_data(
             queries = [q for q in queries if full.span_tokens(*q)[1] <= limit
                        and full.span_tokens(*q)[1] > full.span_tokens(*q)[0]]
             if not queries:
-                if bar:
-                    bar.advance(task, masks + 1)
+                bar.advance(masks + 1)
                 continue
             last = max(q[0] for q in queries)
             droppable = [i for i, s in enumerate(rendered.sentences)
@@ -161,25 +157,20 @@ def ablation_data(
             feats = query_features(loaded.model, full.input_ids, rows, full.token_sentence, n_s,
                                    with_heads=True)
             hs = feats.head_sentence.flatten(1, 2).double().numpy()  # [Q, L*H, S]
-            if bar:
-                bar.advance(task)
+            bar.advance()
             m = rng.random((masks, len(droppable))) < keep  # True: kept
             outputs = np.zeros((len(queries), masks))
             for j in range(masks):
                 layout = rendered.layout(d for d, k in zip(droppable, m[j]) if not k)
                 q_rows = [np.arange(*layout.span_tokens(*q)) for q in queries]
                 outputs[:, j] = _logit_prob(loaded.model, layout.input_ids, q_rows)
-                if bar:
-                    bar.advance(task)
+                bar.advance()
             sign = (m.astype(np.float64) * 2 - 1)  # [masks, D]
             turns = np.array([rendered.sentences[d].turn for d in droppable])
             for qi, q in enumerate(queries):
                 ctx = turns < q[0]  # only sentences before the query's turn can matter
                 x = sign[:, ctx] @ hs[qi][:, np.asarray(droppable)[ctx]].T  # [masks, F]
                 data.append((x, outputs[qi]))
-    finally:
-        if bar:
-            bar.stop()
     return data
 
 

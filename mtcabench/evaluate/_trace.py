@@ -43,7 +43,7 @@ from mtcabench.model import (
     SubmissionEntry,
     SubmissionHeader,
 )
-from mtcabench.progress import make_progress
+from mtcabench.progress import progress_bar
 
 
 @dataclass(frozen=True)
@@ -385,33 +385,26 @@ def trace_benchmark(
 
     attributor = Attributor(loaded, scorer_obj, aggregate=settings.turn_aggregate, seed=settings.seed)
     report = TraceReport(outputs=outs, conversations=len(work))
-    bar = make_progress() if progress else None
     label = f"trace {'+'.join(outs)} / {scorer_obj.name}"
-    task = bar.add_task(label, total=n_spans) if bar else None
     try:
-        if bar:
-            bar.start()
-        for cid, spans in work:
-            if all(s.id in done[m] for m in outs for s in spans):
-                report.resumed_conversations += 1
-                if bar:
-                    bar.advance(task, len(spans))
-                continue
-            result = trace_conversation(attributor, bench.conversations[cid], spans, outs,
-                                        settings, naive=naive)
-            for m in outs:
-                for e in result.entries[m]:
-                    if e.span_id not in done[m]:
-                        appenders[m].write(e)
-                        done[m][e.span_id] = dump_record(e)
-            report.forward_passes += result.forward_passes
-            if bar:
-                bar.advance(task, len(spans))
+        with progress_bar(label, n_spans, enabled=progress) as bar:
+            for cid, spans in work:
+                if all(s.id in done[m] for m in outs for s in spans):
+                    report.resumed_conversations += 1
+                    bar.advance(len(spans))
+                    continue
+                result = trace_conversation(attributor, bench.conversations[cid], spans, outs,
+                                            settings, naive=naive)
+                for m in outs:
+                    for e in result.entries[m]:
+                        if e.span_id not in done[m]:
+                            appenders[m].write(e)
+                            done[m][e.span_id] = dump_record(e)
+                report.forward_passes += result.forward_passes
+                bar.advance(len(spans))
     finally:
         for a in appenders.values():
             a.close()
-        if bar:
-            bar.stop()
 
     report.wall_s = time.perf_counter() - start
     order = [s.id for _, spans in work for s in spans]

@@ -8,6 +8,7 @@ never appears in a message, a log or a file.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -65,9 +66,12 @@ class ReviewClient:
     ``requests`` counts the HTTP requests sent, for the benchmark and the summaries.
     """
 
-    def __init__(self, connection: Connection, *, timeout: float = 300.0):
+    def __init__(self, connection: Connection, *, timeout: float = 300.0,
+                 liveness: Callable[[], str | None] | None = None):
         self.url = connection.url
         self.requests = 0
+        #: For a server we started: why its process is gone (None while it runs).
+        self.liveness = liveness
         self._http = httpx.Client(
             timeout=httpx.Timeout(timeout, connect=10.0),
             event_hooks={"request": [self._count]},
@@ -101,12 +105,24 @@ class ReviewClient:
                 f"Label Studio at {self.url} did not answer in time ({what}); is it overloaded?"
             ) from None
         except httpx.HTTPError as exc:
+            self._raise_if_dead()
             raise ServiceError(
                 f"cannot reach Label Studio at {self.url} ({what}: {type(exc).__name__}); "
                 f"is the server running and {URL_ENV} (or --url) right?"
             ) from None
         except ApiError as exc:
             raise self._api_error(what, exc) from None
+
+    def _raise_if_dead(self, grace_s: float = 2.0) -> None:
+        """A dropped connection to our own server that died is reported as its death."""
+        if self.liveness is None:
+            return
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline:
+            why = self.liveness()
+            if why is not None:
+                raise ServiceError(why)
+            time.sleep(0.1)
 
     def _api_error(self, what: str, exc: ApiError) -> ServiceError:
         code = exc.status_code

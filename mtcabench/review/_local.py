@@ -33,7 +33,8 @@ class ReviewSession:
 
     def client(self) -> ReviewClient:
         """A client of the server holding the project (for `pull` before closing)."""
-        return ReviewClient(self.connection)
+        return ReviewClient(self.connection,
+                            liveness=self.server.failure if self.server else None)
 
     def close(self) -> None:
         if self.server is not None:
@@ -76,7 +77,7 @@ def open_review(
         connection = Connection.resolve(server.url, server.api_key)
         assert connection is not None
     try:
-        with ReviewClient(connection) as client:
+        with ReviewClient(connection, liveness=server.failure if server else None) as client:
             report = push_candidates(client, candidates, conversations, project=project,
                                      progress=progress, source=str(candidates_path))
     except BaseException:

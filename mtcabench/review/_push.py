@@ -8,7 +8,6 @@ each task's ``meta``), in batches.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -20,23 +19,13 @@ from mtcabench.errors import InputError
 from mtcabench.graph import check_graph
 from mtcabench.io import format_validation_error, iter_json_lines, load_conversations
 from mtcabench.model import Candidate, Conversation
-from mtcabench.progress import make_progress
+from mtcabench.progress import progress_bar
 from mtcabench.review import _ui as ui
 from mtcabench.review._client import ReviewClient
 from mtcabench.review._tasks import build_task, review_order
 
 DEFAULT_BATCH_SIZE = 500
 _PAGE_SIZE = 1000
-
-
-class _NoBar:
-    """Stands in for the progress display when none is wanted."""
-
-    def add_task(self, *args, **kwargs) -> int:
-        return 0
-
-    def advance(self, *args, **kwargs) -> None:
-        pass
 
 
 @dataclass
@@ -224,8 +213,7 @@ def push_candidates(
         created_project=created, already_present=len(ok) - len(todo), not_pushed=left_out,
         batch_size=batch_size,
     )
-    with make_progress() if progress else contextlib.nullcontext(_NoBar()) as bar:
-        job = bar.add_task("importing tasks", total=len(todo))
+    with progress_bar("importing tasks", len(todo), enabled=progress) as bar:
         for i in range(0, len(todo), batch_size):
             # Tasks are built per batch: a task carries its whole conversation.
             batch = [build_task(c, conversations[c.conversation_id])
@@ -234,7 +222,7 @@ def push_candidates(
                         client.sdk.projects.import_tasks, id=project_id, request=batch)
             report.imported += len(batch)
             report.batches += 1
-            bar.advance(job, len(batch))
+            bar.advance(len(batch))
     if report.imported:
         _clear_model_version(client, project_id)
     report.requests = client.requests - first_request

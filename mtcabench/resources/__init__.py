@@ -1,0 +1,50 @@
+"""The files the package ships and reads at run time, found with :mod:`importlib.resources`.
+
+* ``prompts/``: the versioned annotation prompt templates (``<phase>-v<N>.md``);
+* ``annotation_ui/``: the Label Studio labeling configuration and the reviewers' instructions;
+* ``raw/manifest.json``: the upstream source files, pinned by commit and checksum;
+* ``raw/sample/``: the bundled sample the demo runs on.
+
+They live inside the package so that an installed wheel has them; the checkout's top-level
+``prompts/``, ``annotation_ui/``, ``raw/manifest.json`` and ``raw/sample`` are symbolic links
+to these folders, so the files are edited in one place and found where the layout says.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+from importlib.resources import as_file, files
+from pathlib import Path
+
+_extracted = contextlib.ExitStack()
+atexit.register(_extracted.close)
+
+
+def resource_path(*parts: str) -> Path:
+    """A real filesystem path to a shipped file or folder.
+
+    An installed wheel or a checkout gives its own path; a zipped installation gets a copy
+    extracted once for the life of the process.
+    """
+    found = files(__name__).joinpath(*parts)
+    if isinstance(found, Path):
+        return found
+    return _extracted.enter_context(as_file(found))
+
+
+def prompts_dir() -> Path:
+    return resource_path("prompts")
+
+
+def annotation_ui_dir() -> Path:
+    return resource_path("annotation_ui")
+
+
+def manifest_path() -> Path:
+    return resource_path("raw", "manifest.json")
+
+
+def sample_path() -> Path:
+    """The bundled sample conversations (TauBench format)."""
+    return resource_path("raw", "sample", "sample-airline.json")
