@@ -88,6 +88,43 @@ def load_conversations(path: str | Path) -> dict[str, Conversation]:
     return out
 
 
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file: the same inode (links, another spelling), or the same
+    resolved path where the output does not exist yet."""
+    with contextlib.suppress(OSError):
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    real, top = Path(os.path.realpath(path)), Path(os.path.realpath(folder))
+    return real == top or top in real.parents
+
+
+def check_outputs_are_not_inputs(inputs: Iterable[str | Path | None],
+                                 outputs: Iterable[str | Path | None] = (), *,
+                                 folders: Iterable[str | Path | None] = ()) -> None:
+    """Refuse (exit 3) a command whose output would overwrite or append to one of its inputs.
+
+    ``outputs`` are files a command writes; ``folders`` are folders it replaces or fills
+    (no input may lie inside one). Paths are compared as files, not as strings: another
+    spelling, a symbolic or a hard link to an input is the input. Every stage calls this
+    before it opens anything for writing; None entries (options not given) are ignored.
+    """
+    ins = [Path(p) for p in inputs if p is not None]
+    for out in (Path(p) for p in outputs if p is not None):
+        for src in ins:
+            if _same_file(src, out):
+                raise InputError(f"{out}: this output is the input {src}; writing it would "
+                                 "destroy the input: choose another output path")
+    for folder in (Path(p) for p in folders if p is not None):
+        for src in ins:
+            if _inside(src, folder):
+                raise InputError(f"{folder}: the output folder holds the input {src}; writing "
+                                 "it would destroy the input: choose another output folder")
+
+
 def _check_parent(path: Path) -> None:
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.exists():
