@@ -13,7 +13,8 @@ same offsets in ``content`` and in ``text``.
 Import every name from here (``from mtcabench.model import Conversation``); the modules
 behind it are split by role only to keep each short: ``_base`` (Record, kind and version),
 ``_conversation`` (roles, turns, tool calls), ``_spans`` (target spans, edges, provenance
-graphs, dependency types) and ``_records`` (what each stage writes).
+graphs, dependency types) and ``_records`` (what each stage writes). The bottom of the
+package's layers: it imports nothing else of mtcabench.
 """
 
 from mtcabench.model._base import SCHEMA_VERSION, Record, _Model
