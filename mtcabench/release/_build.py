@@ -20,22 +20,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from mtcabench import __version__
-from mtcabench.benchmark import (
-    CARD_NAME,
-    CHANGELOG_NAME,
-    ConfigFiles,
-    ReleaseManifest,
-    read_manifest,
-    write_checksums,
-    write_manifest,
-)
-from mtcabench.benchmark.tables import (
-    CONVERSATION_FEATURES,
-    SPAN_FEATURES,
-    conversation_row,
-    span_from_row,
-    span_row,
-)
+from mtcabench.benchmark import (CARD_NAME, CHANGELOG_NAME, ConfigFiles, ReleaseManifest,
+                                 read_manifest, write_checksums, write_manifest)
+from mtcabench.benchmark.tables import (CONVERSATION_FEATURES, SPAN_FEATURES, conversation_row,
+                                        span_from_row, span_row)
 from mtcabench.errors import InputError, ValidationFailed
 from mtcabench.graph import Violation
 from mtcabench.model import BenchmarkSpan, Candidate, Conversation
