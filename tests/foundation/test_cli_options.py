@@ -37,4 +37,5 @@ def test_defaults_agree_with_the_stages():
     from mtcabench.demo import run_demo
 
     assert options.DEFAULT_PROJECT == mtcabench.review.DEFAULT_PROJECT
-    assert options.DEFAULT_SCORER == inspect.signature(run_demo).parameters["scorer"].default
+    demo_scorer = inspect.signature(run_demo).parameters["scorer"].default
+    assert demo_scorer == options.DEFAULT_SCORER
