@@ -3,7 +3,7 @@
 The rules (design.md section 3) are checked by :func:`check_graph`, which returns every
 violation rather than stopping at the first, each naming the record and the rule. The
 helpers compute what the stages and the scorer need: sources, depth, reachability,
-structural tool edges and relative-threshold pruning.
+structural tool edges, relative-threshold pruning, and edge precision, recall and F1.
 """
 
 from __future__ import annotations
@@ -285,18 +285,60 @@ def prune_relative(graph: ProvenanceGraph, alpha: float) -> ProvenanceGraph:
     )
 
 
-def edge_prf(
-    predicted: Iterable[tuple[int, int]], gold: Iterable[tuple[int, int]]
-) -> tuple[float, float, float]:
-    """Edge precision, recall and F1 over distinct ``(child, parent)`` pairs.
+# --------------------------------------------------------------------------- comparing graphs
+# The one definition of edge precision, recall and F1, used by the scorer (mtcabench.scoring.
+# metrics, which states the conventions and averages) and by the stages that compare two
+# graphs (annotator agreement, reviewer agreement). It lives here, in the ground layer, so
+# that both can use it without the core module importing the scorer.
 
-    A convenience for stages comparing two graphs (annotator agreement, reviewer agreement);
-    the definitions, and their conventions for empty sets, are the scorer's own
-    (mtcabench.scoring.metrics), imported here so that there is one of each.
+Pair = tuple[int, int]
+
+
+def set_precision(predicted: set, gold: set) -> float:
+    """``|P & G| / |P|``; 1 when both are empty, 0 when only P is empty."""
+    if not predicted:
+        return 1.0 if not gold else 0.0
+    return len(predicted & gold) / len(predicted)
+
+
+def set_recall(predicted: set, gold: set) -> float:
+    """``|P & G| / |G|``; 1 when both are empty, 0 when only G is empty."""
+    if not gold:
+        return 1.0 if not predicted else 0.0
+    return len(predicted & gold) / len(gold)
+
+
+def f1(precision: float, recall: float) -> float:
+    """Harmonic mean ``2 P R / (P + R)``; 0 when both are 0."""
+    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
+
+def edge_set(edges: Iterable[Pair]) -> set[Pair]:
+    """Distinct ``(child, parent)`` pairs: a duplicated edge counts once."""
+    return {(int(c), int(p)) for c, p in edges}
+
+
+def edge_precision(predicted: Iterable[Pair], gold: Iterable[Pair]) -> float:
+    """Share of the distinct predicted edges that are gold edges."""
+    return set_precision(edge_set(predicted), edge_set(gold))
+
+
+def edge_recall(predicted: Iterable[Pair], gold: Iterable[Pair]) -> float:
+    """Share of the distinct gold edges that were predicted."""
+    return set_recall(edge_set(predicted), edge_set(gold))
+
+
+def edge_f1(predicted: Iterable[Pair], gold: Iterable[Pair]) -> float:
+    """F1 of edge precision and edge recall."""
+    return f1(edge_precision(predicted, gold), edge_recall(predicted, gold))
+
+
+def edge_prf(predicted: Iterable[Pair], gold: Iterable[Pair]) -> tuple[float, float, float]:
+    """Edge precision, recall and F1 over distinct ``(child, parent)`` pairs, in one call.
+
+    A convenience for stages comparing two graphs (annotator agreement, reviewer agreement):
+    exactly the scorer's metric.
     """
-    # Imported on use: the scorer pulls in numpy, which graph checks do not need.
-    from mtcabench.scoring.metrics import edge_precision, edge_recall, f1
-
     predicted, gold = list(predicted), list(gold)
     precision, recall = edge_precision(predicted, gold), edge_recall(predicted, gold)
     return precision, recall, f1(precision, recall)

@@ -1,8 +1,10 @@
-"""The ``mtcabench`` command: a thin layer over the stage modules.
+"""The ``mtcabench`` command: a thin layer over the stage modules, the top of the package.
 
-Each stage registers its commands from its own module in this package. A user error
-(:class:`mtcabench.errors.MtcaError`) is printed as one line and exits with its documented
-code; any other exception is a bug and keeps its traceback.
+Each stage registers its commands from its own module in this package; options that several
+commands share (``--out``, ``--benchmark``, ``--conversations``, ...) are declared once in
+:mod:`mtcabench.cli.options`. A user error (:class:`mtcabench.errors.MtcaError`) is printed as
+one line and exits with its documented code; any other exception is a bug and keeps its
+traceback.
 """
 
 from __future__ import annotations

@@ -6,19 +6,20 @@ from pathlib import Path
 
 import typer
 
+from mtcabench.cli import options
+
 
 def demo(
-    out: Path = typer.Option(Path("runs/sample"), "--out", "-o", help="Output folder."),
-    base_url: str | None = typer.Option(
-        None, "--base-url", help="OpenAI-compatible LLM endpoint (default: OpenAI when "
-        "OPENAI_API_KEY is set, else an embedded llama.cpp server with SmolLM2)."),
-    model: str | None = typer.Option(None, "--model", help="LLM model name for annotation."),
+    out: Path = options.out("Output folder.", Path("runs/sample")),
+    base_url: str | None = options.base_url(
+        "OpenAI-compatible LLM endpoint (default: OpenAI when OPENAI_API_KEY is set, else an "
+        "embedded llama.cpp server with SmolLM2)."),
+    model: str | None = options.llm_model("LLM model name for annotation."),
     annotators: str = typer.Option(
         "lineage,llm", "--annotators", help="Annotators, comma-separated: lineage (model-free) "
         "and llm (two phases). `--annotators lineage` runs without any LLM server, for machines "
         "where llama.cpp cannot be built."),
-    scorer: str = typer.Option("avg-attention", "--scorer",
-                               help="Base scorer for tracing: avg-attention, attntrace or at2."),
+    scorer: str = options.scorer("Base scorer for tracing: avg-attention, attntrace or at2."),
     serve: bool = typer.Option(False, "--serve", help="Keep the review server open at the end "
                                "(until Ctrl-C)."),
     step: list[str] | None = typer.Option(

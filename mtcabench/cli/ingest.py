@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from mtcabench.cli import options
 from mtcabench.ingest import read_confetti, read_taubench, write_conversations
 from mtcabench.progress import err_console, tracked
 
@@ -17,7 +18,7 @@ group = typer.Typer(help="Turn raw agent conversations into validated conversati
 @group.command("taubench")
 def taubench(
     paths: list[Path] = typer.Argument(..., help="TauBench historical trajectory files."),
-    out: Path = typer.Option(..., "--out", "-o", help="Conversations file to write (JSONL)."),
+    out: Path = options.out("Conversations file to write (JSONL)."),
     agent_model: str | None = typer.Option(
         None, help="Agent model (default: from the file name <model>-<domain>.json)."),
     domain: str | None = typer.Option(None, help="Domain (default: from the file name)."),
@@ -33,7 +34,7 @@ def taubench(
 @group.command("confetti")
 def confetti(
     path: Path = typer.Argument(..., help="ConFETTI BFCL-style JSON Lines file."),
-    out: Path = typer.Option(..., "--out", "-o", help="Conversations file to write (JSONL)."),
+    out: Path = options.out("Conversations file to write (JSONL)."),
     domain: str | None = typer.Option(None, help="Domain for every dialog (default: the "
                                          "record's category, else 'unknown')."),
 ) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from mtcabench import raw as raw_sources
+from mtcabench.cli import options
 from mtcabench.progress import err_console
 
 group = typer.Typer(help="Upstream source files: list the manifest, fetch and verify files.",
@@ -15,7 +16,7 @@ group = typer.Typer(help="Upstream source files: list the manifest, fetch and ve
 
 @group.command("list")
 def list_files(
-    manifest: Path = typer.Option(raw_sources.DEFAULT_MANIFEST, help="Manifest file."),
+    manifest: Path = options.manifest(raw_sources.DEFAULT_MANIFEST),
 ) -> None:
     """List the manifest's files with repository, commit, blob id and licence."""
     for e in raw_sources.load_manifest(manifest):
@@ -30,7 +31,7 @@ def fetch(
         None, "--only", help="Fetch only this manifest name (repeatable)."),
     source: str | None = typer.Option(None, help="Fetch only this source (taubench, confetti)."),
     dest: Path = typer.Option(raw_sources.DEFAULT_DEST, help="Where fetched files go."),
-    manifest: Path = typer.Option(raw_sources.DEFAULT_MANIFEST, help="Manifest file."),
+    manifest: Path = options.manifest(raw_sources.DEFAULT_MANIFEST),
 ) -> None:
     """Download (or copy with --from) the upstream files; refuse any whose ids differ."""
     entries = raw_sources.select(raw_sources.load_manifest(manifest), only, source)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from mtcabench.cli import options
 from mtcabench.errors import InputError
 from mtcabench.progress import err_console
 
@@ -18,11 +19,10 @@ def build(
     version: str = typer.Option(..., "--version", "-v", help="Release version, e.g. 1.0.0 "
                                 "(folder name and Hub tag)."),
     reviewed: Path = typer.Option(..., "--reviewed", "-r", help="Review decisions (JSONL)."),
-    conversations: Path = typer.Option(..., "--conversations", "-c",
-                                       help="Conversations (JSONL)."),
-    candidates: Path | None = typer.Option(None, "--candidates", help="Candidates (JSONL), "
-                                              "read for the recipe (annotators, prompts)."),
-    out: Path = typer.Option(Path("release"), "--out", "-o", help="Folder holding releases."),
+    conversations: Path = options.conversations(short=True),
+    candidates: Path | None = options.candidates(
+        "Candidates (JSONL), read for the recipe (annotators, prompts).", None, short=False),
+    out: Path = options.out("Folder holding releases.", Path("release")),
     force: bool = typer.Option(False, "--force", help="Rebuild a version that exists."),
 ) -> None:
     """Validate every accepted span and write OUT/VERSION; refuse the whole release on any failure."""

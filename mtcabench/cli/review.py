@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+from mtcabench.cli import options
 from mtcabench.errors import InputError, ValidationFailed
 from mtcabench.progress import err_console
 
@@ -15,11 +16,6 @@ group = typer.Typer(
     help="Human review in Label Studio: push candidates, review in the browser, pull decisions.",
     no_args_is_help=True,
 )
-
-_URL_HELP = "Label Studio URL [default: $LABEL_STUDIO_URL]."
-_KEY_HELP = "Label Studio API key (legacy token) [default: $LABEL_STUDIO_API_KEY]; never printed."
-_PROJECT_HELP = "Project title or numeric id (created by push if the title is new)."
-
 
 def _print_push(report) -> None:
     for line in report.lines():
@@ -46,11 +42,11 @@ def _print_pull(report, out: Path | None) -> None:
 
 @group.command("push")
 def push(
-    candidates: Path = typer.Option(..., "--candidates", "-c", help="Candidates (JSONL)."),
-    conversations: Path = typer.Option(..., "--conversations", help="Conversations (JSONL)."),
-    project: str = typer.Option("mtcabench review", "--project", "-p", help=_PROJECT_HELP),
-    url: str | None = typer.Option(None, "--url", help=_URL_HELP),
-    api_key: str | None = typer.Option(None, "--api-key", help=_KEY_HELP, show_default=False),
+    candidates: Path = options.candidates(),
+    conversations: Path = options.conversations(),
+    project: str = options.project(),
+    url: str | None = options.label_studio_url(),
+    api_key: str | None = options.label_studio_api_key(),
     batch_size: int = typer.Option(500, "--batch-size", help="Tasks per import request."),
     overlap: int = typer.Option(1, "--overlap",
                                 help="Reviewers per span (Label Studio's maximum annotations)."),
@@ -68,11 +64,11 @@ def push(
 
 @group.command("pull")
 def pull(
-    conversations: Path = typer.Option(..., "--conversations", help="Conversations (JSONL)."),
-    out: Path = typer.Option(..., "--out", "-o", help="Reviewed decisions (JSONL), rewritten."),
-    project: str = typer.Option("mtcabench review", "--project", "-p", help=_PROJECT_HELP),
-    url: str | None = typer.Option(None, "--url", help=_URL_HELP),
-    api_key: str | None = typer.Option(None, "--api-key", help=_KEY_HELP, show_default=False),
+    conversations: Path = options.conversations(),
+    out: Path = options.out("Reviewed decisions (JSONL), rewritten."),
+    project: str = options.project(),
+    url: str | None = options.label_studio_url(),
+    api_key: str | None = options.label_studio_api_key(),
     strict: bool = typer.Option(False, "--strict",
                                 help="Exit with code 5 when an annotation was left out."),
 ) -> None:
@@ -91,9 +87,9 @@ def pull(
 
 @group.command("auto-accept")
 def auto_accept_cmd(
-    candidates: Path = typer.Option(..., "--candidates", "-c", help="Candidates (JSONL)."),
-    conversations: Path = typer.Option(..., "--conversations", help="Conversations (JSONL)."),
-    out: Path = typer.Option(..., "--out", "-o", help="Decisions (JSONL), rewritten."),
+    candidates: Path = options.candidates(),
+    conversations: Path = options.conversations(),
+    out: Path = options.out("Decisions (JSONL), rewritten."),
 ) -> None:
     """Accept every valid candidate WITHOUT human review (decision_source "auto", no reviewer)."""
     from mtcabench.review import auto_accept_file, summarize
@@ -112,13 +108,12 @@ def _interrupt(signum, frame) -> None:
 
 @group.command("serve")
 def serve(
-    candidates: Path = typer.Option(..., "--candidates", "-c", help="Candidates (JSONL)."),
-    conversations: Path = typer.Option(..., "--conversations", help="Conversations (JSONL)."),
-    out: Path | None = typer.Option(None, "--out", "-o",
-                                       help="Pull the decisions to this file on Ctrl-C."),
+    candidates: Path = options.candidates(),
+    conversations: Path = options.conversations(),
+    out: Path | None = options.out("Pull the decisions to this file on Ctrl-C.", None),
     data_dir: Path | None = typer.Option(
         None, "--data-dir", help="Label Studio data folder (new or empty; default: temporary)."),
-    project: str = typer.Option("mtcabench review", "--project", "-p", help=_PROJECT_HELP),
+    project: str = options.project(),
 ) -> None:
     """Start a local Label Studio, push the candidates, wait for reviewers until Ctrl-C."""
     from mtcabench.io import load_conversations

@@ -6,20 +6,19 @@ from pathlib import Path
 
 import typer
 
+from mtcabench.cli import options
 from mtcabench.progress import err_console
 
 
 def score(
     submissions: list[Path] | None = typer.Argument(
         None, help="Submission files (JSON Lines) to score; see docs/scoring.md."),
-    benchmark: str = typer.Option(..., "--benchmark", "-b",
-                                  help="Benchmark folder, release folder or Hub id."),
+    benchmark: str = options.benchmark(),
     compare: tuple[Path, Path] | None = typer.Option(
         None, "--compare", metavar="A B",
         help="Two submissions side by side: A, B, A - B with a paired bootstrap."),
-    out: Path | None = typer.Option(
-        None, "--out", "-o", help="Folder for reports and charts [default: score/ beside the "
-        "first submission]."),
+    out: Path | None = options.out("Folder for reports and charts [default: score/ beside "
+                                   "the first submission].", None),
     resamples: int = typer.Option(1000, help="Bootstrap resamples (0: no intervals)."),
     seed: int = typer.Option(0, help="Bootstrap seed (fixed, so reruns agree)."),
     average: str = typer.Option("macro", help="Average printed: macro, micro or both "
@@ -36,11 +35,10 @@ def score(
 
 def show(
     span_ids: list[str] = typer.Argument(..., help="Span ids to draw."),
-    benchmark: str = typer.Option(..., "--benchmark", "-b",
-                                  help="Benchmark folder, release folder or Hub id."),
+    benchmark: str = options.benchmark(),
     submission: Path | None = typer.Option(
         None, "--submission", "-s", help="Submission whose graph is overlaid on the gold one."),
-    out: Path = typer.Option(Path("."), "--out", "-o", help="Folder for the pictures."),
+    out: Path = options.out("Folder for the pictures.", Path(".")),
     fmt: str = typer.Option("html", "--format", help="Picture format: html or svg."),
     text: str = typer.Option("mermaid", "--text", help="Text printed: mermaid, dot or none."),
 ) -> None:

@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from mtcabench.cli import options
 from mtcabench.errors import ValidationFailed
 from mtcabench.progress import err_console
 from mtcabench.stats import conversation_stats
@@ -17,8 +18,8 @@ from mtcabench.validate import validate_file
 
 def validate(
     path: Path = typer.Argument(..., help="A record file (conversations, proposals, ...)."),
-    conversations: Path | None = typer.Option(
-        None, help="Conversations file, needed to check graph records."),
+    conversations: Path | None = options.conversations(
+        "Conversations file, needed to check graph records.", None),
 ) -> None:
     """Validate every record of a file; graphs are checked against every graph rule."""
     report = validate_file(path, conversations)

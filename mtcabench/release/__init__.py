@@ -1,23 +1,29 @@
-"""Release: validate every reviewed graph, build the Hub-ready dataset folder, load, publish.
+"""The release stage: validate every reviewed graph, build the Hub-ready folder, publish it.
 
 ``build_release`` turns review decisions and conversations into ``release/<version>/``
 (Parquet data, dataset card, release.json, checksums, changelog), refusing the whole release
-when anything fails validation; ``load_release`` reads a release folder or Hub id back into
-our records; ``publish_release`` uploads a folder to the Hub in one commit and tags it.
+when anything fails validation; ``publish_release`` uploads a folder to the Hub in one commit
+and tags it. The stage's modules: ``_select`` (which decisions become gold), ``_validate``,
+``_stats``, ``_card``, ``_changelog``, ``_parquet``, ``_build``, ``_publish``.
+
+What a release folder *is* (release.json, the tables' typed columns, the checksum file, Hub
+ids) and reading one back belong to the benchmark format, :mod:`mtcabench.benchmark`, below
+this stage; ``load_release`` and the other readers are re-exported here, as before.
 """
 
-from mtcabench.release._build import BuiltRelease, build_release, check_version
-from mtcabench.release._checksums import verify_checksums
-from mtcabench.release._loader import (
+from mtcabench.benchmark import (
+    ReleaseManifest,
     download_release,
     is_release_folder,
     load_release,
     load_release_folder,
     parse_hub_id,
+    read_manifest,
+    verify_checksums,
 )
-from mtcabench.release._manifest import ReleaseManifest, read_manifest
+from mtcabench.benchmark.tables import CONVERSATION_FEATURES, SPAN_FEATURES
+from mtcabench.release._build import BuiltRelease, build_release, check_version
 from mtcabench.release._publish import PublishPlan, PublishResult, plan_publish, publish_release
-from mtcabench.release._schema import CONVERSATION_FEATURES, SPAN_FEATURES
 from mtcabench.release._select import SELECTION_RULE, decide, select
 
 __all__ = [

@@ -20,30 +20,18 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from mtcabench import __version__
+from mtcabench.benchmark import (CARD_NAME, CHANGELOG_NAME, ConfigFiles, ReleaseManifest,
+                                 read_manifest, write_checksums, write_manifest)
+from mtcabench.benchmark.tables import (CONVERSATION_FEATURES, SPAN_FEATURES, conversation_row,
+                                        span_from_row, span_row)
 from mtcabench.errors import InputError, ValidationFailed
 from mtcabench.graph import Violation
 from mtcabench.model import BenchmarkSpan, Candidate, Conversation
 from mtcabench.progress import tracked
 from mtcabench.release import _changelog
 from mtcabench.release._card import SOURCES, render_card
-from mtcabench.release._checksums import write_checksums
 from mtcabench.release._inputs import read_candidates, read_conversations, read_decisions
-from mtcabench.release._manifest import (
-    CARD_NAME,
-    CHANGELOG_NAME,
-    ConfigFiles,
-    ReleaseManifest,
-    read_manifest,
-    write_manifest,
-)
 from mtcabench.release._parquet import WRITER_SETTINGS, read_rows, write_parquet
-from mtcabench.release._schema import (
-    CONVERSATION_FEATURES,
-    SPAN_FEATURES,
-    conversation_row,
-    span_from_row,
-    span_row,
-)
 from mtcabench.release._select import SELECTION_RULE, Selection, select
 from mtcabench.release._stats import recipe, review_statistics, span_statistics
 from mtcabench.release._validate import validate_released

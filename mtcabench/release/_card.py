@@ -13,15 +13,15 @@ from datasets.info import DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCardData
 
-from mtcabench.graph import RULES
-from mtcabench.model import BenchmarkSpan, Conversation, DependencyType
-from mtcabench.release._manifest import (
+from mtcabench.benchmark import (
     CHANGELOG_NAME,
     CHECKSUMS_NAME,
     MANIFEST_NAME,
     SPLIT,
     ReleaseManifest,
 )
+from mtcabench.graph import RULES
+from mtcabench.model import BenchmarkSpan, Conversation, DependencyType
 from mtcabench.release._validate import RELEASE_RULES
 
 #: Licence and home of each source we know (a release refuses a source not listed here).

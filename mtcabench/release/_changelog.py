@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mtcabench.benchmark import CHANGELOG_NAME, MANIFEST_NAME
 from mtcabench.model import BenchmarkSpan
-from mtcabench.release._manifest import CHANGELOG_NAME, MANIFEST_NAME
 
 
 def version_key(version: str) -> tuple:

@@ -14,11 +14,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mtcabench import __version__
+from mtcabench.benchmark import (
+    CHECKSUMS_NAME,
+    read_checksums,
+    read_manifest,
+    release_files,
+    verify_checksums,
+)
+from mtcabench.benchmark.hub import first_line, parse_hub_id, transport_errors
 from mtcabench.errors import InputError, ServiceError
-from mtcabench.release._checksums import read_checksums, release_files, verify_checksums
-from mtcabench.release._http import first_line, transport_errors
-from mtcabench.release._loader import parse_hub_id
-from mtcabench.release._manifest import CHECKSUMS_NAME, read_manifest
 
 #: Files of the Hub repository that are not part of a release and must not be deleted.
 _KEEP_REMOTE = {".gitattributes"}

@@ -41,9 +41,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+# Edge and set precision/recall/F1 are defined once, in the ground layer (mtcabench.graph),
+# for the stages that compare graphs too; they are this module's metrics and names as well.
+from mtcabench.graph import (
+    Pair,
+    edge_f1 as edge_f1,
+    edge_precision as edge_precision,
+    edge_recall as edge_recall,
+    edge_set,
+    f1,
+    set_precision,
+    set_recall,
+)
 from mtcabench.model import Conversation, DependencyType
-
-Pair = tuple[int, int]
 
 #: Metric names in report order, with a short label for tables.
 METRICS: dict[str, str] = {
@@ -72,49 +82,7 @@ AVERAGES: dict[str, str] = {
 }
 
 
-# --------------------------------------------------------------------------- set metrics
-
-
-def set_precision(predicted: set, gold: set) -> float:
-    """``|P & G| / |P|``; 1 when both are empty, 0 when only P is empty."""
-    if not predicted:
-        return 1.0 if not gold else 0.0
-    return len(predicted & gold) / len(predicted)
-
-
-def set_recall(predicted: set, gold: set) -> float:
-    """``|P & G| / |G|``; 1 when both are empty, 0 when only G is empty."""
-    if not gold:
-        return 1.0 if not predicted else 0.0
-    return len(predicted & gold) / len(gold)
-
-
-def f1(precision: float, recall: float) -> float:
-    """Harmonic mean ``2 P R / (P + R)``; 0 when both are 0."""
-    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-
-
 # --------------------------------------------------------------------------- edges and sources
-
-
-def edge_set(edges: Iterable[Pair]) -> set[Pair]:
-    """Distinct ``(child, parent)`` pairs: a duplicated edge counts once."""
-    return {(int(c), int(p)) for c, p in edges}
-
-
-def edge_precision(predicted: Iterable[Pair], gold: Iterable[Pair]) -> float:
-    """Share of the distinct predicted edges that are gold edges."""
-    return set_precision(edge_set(predicted), edge_set(gold))
-
-
-def edge_recall(predicted: Iterable[Pair], gold: Iterable[Pair]) -> float:
-    """Share of the distinct gold edges that were predicted."""
-    return set_recall(edge_set(predicted), edge_set(gold))
-
-
-def edge_f1(predicted: Iterable[Pair], gold: Iterable[Pair]) -> float:
-    """F1 of edge precision and edge recall."""
-    return f1(edge_precision(predicted, gold), edge_recall(predicted, gold))
 
 
 def edge_nodes(edges: Iterable[Pair]) -> set[int]:

@@ -21,7 +21,8 @@ from mtcabench.model import (
     ProvenanceGraph,
     Verdict,
 )
-from mtcabench.release import SELECTION_RULE, build_release, decide, verify_checksums
+from mtcabench.benchmark import verify_checksums
+from mtcabench.release import SELECTION_RULE, build_release, decide
 
 runner = CliRunner()
 

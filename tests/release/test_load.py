@@ -11,10 +11,10 @@ import datasets
 import pytest
 from datasets import List, Value
 
-from mtcabench.benchmark import load_benchmark
+from mtcabench.benchmark import load_benchmark, load_release
 from mtcabench.errors import InputError
 from mtcabench.io import write_records
-from mtcabench.release import build_release, load_release
+from mtcabench.release import build_release
 
 
 @pytest.fixture()
@@ -100,3 +100,20 @@ def test_not_a_release(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match="not a release folder"):
         load_release(tmp_path / "empty")
+
+
+def test_the_format_reads_without_the_release_stage():
+    # The benchmark format sits below the release stage: importing it loads neither the stage
+    # nor datasets / huggingface_hub (the scorer reads JSONL benchmarks without them), and the
+    # stage still offers the readers under their old names.
+    code = ("import sys, mtcabench.benchmark\n"
+            "print([m for m in ('mtcabench.release', 'datasets', 'huggingface_hub') "
+            "if m in sys.modules])\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "[]"
+    import mtcabench.benchmark as fmt
+    import mtcabench.release as stage
+
+    assert stage.load_release is fmt.load_release and stage.read_manifest is fmt.read_manifest

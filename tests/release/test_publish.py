@@ -12,9 +12,10 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
+from mtcabench.benchmark import load_release
 from mtcabench.cli import app
 from mtcabench.errors import ExitCode
-from mtcabench.release import build_release, load_release, publish_release
+from mtcabench.release import build_release, publish_release
 
 runner = CliRunner()
 TOKEN = "hf_test_secret_token_0123456789"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from mtcabench.release._manifest import CHECKSUMS_NAME
+from mtcabench.benchmark._manifest import CHECKSUMS_NAME
 
 
 def sha256_file(path: Path) -> str:

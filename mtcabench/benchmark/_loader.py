@@ -1,40 +1,32 @@
-"""Loading a release as our records, from a local folder or a Hub dataset id.
+"""Loading a benchmark: from a JSON Lines folder, a release folder or a Hub dataset id.
 
-Both paths end in the same place: a Hub id is first downloaded with ``huggingface_hub``
-(``snapshot_download``, so the Hub's cache and ``HF_HUB_OFFLINE`` apply), then the folder is
-read with ``datasets.load_dataset`` through the card's configs and typed features, and every
+A release folder and a Hub id end in the same place: a Hub id is first downloaded with
+``huggingface_hub`` (``snapshot_download``, so the Hub's cache and ``HF_HUB_OFFLINE`` apply),
+then the folder is read with ``datasets.load_dataset`` through the card's configs and typed features, and every
 row is rebuilt into a :class:`~mtcabench.model.BenchmarkSpan` or
 :class:`~mtcabench.model.Conversation`. The data files are checked against the checksum file
 first, so a damaged download or an edited file is refused rather than scored.
+
+``datasets`` and ``huggingface_hub`` are imported only when a release is read, so that the
+scorer and the evaluator, which load JSON Lines folders too, do not pay for them.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from mtcabench.benchmark import Benchmark
+from mtcabench.benchmark._benchmark import Benchmark, load_jsonl_benchmark
+from mtcabench.benchmark._checksums import verify_checksums
+from mtcabench.benchmark._manifest import MANIFEST_NAME, SPLIT, read_manifest
+from mtcabench.benchmark.hub import first_line, parse_hub_id, transport_errors
 from mtcabench.errors import InputError, ServiceError
 from mtcabench.io import format_validation_error
-from mtcabench.release._checksums import verify_checksums
-from mtcabench.release._http import first_line, transport_errors
-from mtcabench.release._manifest import MANIFEST_NAME, SPLIT, read_manifest
-from mtcabench.release._schema import conversation_from_row, span_from_row
-
-#: ``ORG/NAME`` or ``ORG/NAME@REVISION`` (a tag such as the release version, a branch, a sha).
-HUB_ID = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[\w.-]+)(?:@(?P<rev>[\w./+-]+))?$")
 
 
 def is_release_folder(path: str | Path) -> bool:
     return Path(path).is_dir() and (Path(path) / MANIFEST_NAME).is_file()
-
-
-def parse_hub_id(text: str) -> tuple[str, str | None] | None:
-    """``(repo_id, revision)`` when ``text`` reads as a Hub dataset id, else None."""
-    m = HUB_ID.match(text)
-    return (m["repo"], m["rev"]) if m else None
 
 
 def download_release(repo_id: str, *, revision: str | None = None, endpoint: str | None = None,
@@ -60,6 +52,9 @@ def load_release_folder(folder: str | Path, *, origin: str | None = None,
                         cache_dir: str | Path | None = None) -> Benchmark:
     """Read a release folder with ``datasets`` and rebuild our records."""
     import datasets
+
+    # The typed columns need `datasets` too.
+    from mtcabench.benchmark.tables import conversation_from_row, span_from_row
 
     folder = Path(folder)
     manifest = read_manifest(folder)
@@ -119,3 +114,16 @@ def load_release(path_or_id: str | Path, *, revision: str | None = None,
     origin = f"hf://datasets/{repo_id}" + (f"@{rev}" if rev else "")
     return load_release_folder(folder, origin=origin,
                                cache_dir=Path(cache_dir) / "datasets" if cache_dir else None)
+
+
+def load_benchmark(path_or_id: str | Path) -> Benchmark:
+    """Load a benchmark from a JSONL folder, a release folder or a Hub id."""
+    path = Path(path_or_id)
+    if path.is_dir() and (path / "spans.jsonl").is_file():
+        return load_jsonl_benchmark(path)
+    if is_release_folder(path):
+        return load_release(path)
+    if not path.exists() and parse_hub_id(str(path_or_id)) is not None:
+        return load_release(str(path_or_id))
+    raise InputError(f"{path_or_id}: not a benchmark folder (expected conversations.jsonl and "
+                     "spans.jsonl, or a release folder) or a Hub dataset id")

@@ -1,0 +1,69 @@
+"""The benchmark format: what a benchmark is on disk and on the Hub, and how to read it.
+
+A benchmark (conversations and their gold spans, :class:`Benchmark`) is given as a path or a
+Hub id, and :func:`load_benchmark` takes any of the three:
+
+- a folder holding ``conversations.jsonl`` and ``spans.jsonl`` (our record files);
+- a release folder built by ``mtcabench release build``: Parquet tables, ``release.json``
+  (:class:`ReleaseManifest`), a checksum file;
+- a Hub dataset id ``ORG/NAME`` or ``ORG/NAME@VERSION`` (:mod:`mtcabench.benchmark.hub`).
+
+This package sits below the stages: the release stage writes this format, the evaluator and
+the scorer read it, and it imports none of them. Importing it is cheap; ``datasets`` and
+``huggingface_hub`` are imported only when a release is read, and by
+:mod:`mtcabench.benchmark.tables` (the released tables' typed columns and rows).
+"""
+
+from mtcabench.benchmark._benchmark import Benchmark, load_jsonl_benchmark
+from mtcabench.benchmark._checksums import (
+    read_checksums,
+    release_files,
+    sha256_file,
+    verify_checksums,
+    write_checksums,
+)
+from mtcabench.benchmark._loader import (
+    download_release,
+    is_release_folder,
+    load_benchmark,
+    load_release,
+    load_release_folder,
+)
+from mtcabench.benchmark._manifest import (
+    CARD_NAME,
+    CHANGELOG_NAME,
+    CHECKSUMS_NAME,
+    MANIFEST_NAME,
+    SPLIT,
+    ConfigFiles,
+    ReleaseManifest,
+    read_manifest,
+    write_manifest,
+)
+from mtcabench.benchmark.hub import HUB_ID, parse_hub_id
+
+__all__ = [
+    "CARD_NAME",
+    "CHANGELOG_NAME",
+    "CHECKSUMS_NAME",
+    "HUB_ID",
+    "MANIFEST_NAME",
+    "SPLIT",
+    "Benchmark",
+    "ConfigFiles",
+    "ReleaseManifest",
+    "download_release",
+    "is_release_folder",
+    "load_benchmark",
+    "load_jsonl_benchmark",
+    "load_release",
+    "load_release_folder",
+    "parse_hub_id",
+    "read_checksums",
+    "read_manifest",
+    "release_files",
+    "sha256_file",
+    "verify_checksums",
+    "write_checksums",
+    "write_manifest",
+]

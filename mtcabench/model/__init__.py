@@ -1,0 +1,77 @@
+"""The data model: every record that a stage reads or writes, in one place.
+
+Each stage reads and writes JSON Lines files of these records (one record per line,
+keyed by a stable id). Every record carries ``kind`` (what it is) and ``schema_version``
+(which layout it follows), so that a reader can refuse a file of the wrong kind or from a
+newer mtcabench with a clear message instead of misreading it.
+
+Offsets: every character offset (a span's ``start``/``end``, an evidence quote's) refers to
+:attr:`Turn.text`, the canonical text of a turn: its content, followed for an assistant
+turn by one line per tool call, ``name({"arg": ...})``. Spans in answers therefore have the
+same offsets in ``content`` and in ``text``.
+
+Import every name from here (``from mtcabench.model import Conversation``); the modules
+behind it are split by role only to keep each short: ``_base`` (Record, kind and version),
+``_conversation`` (roles, turns, tool calls), ``_spans`` (target spans, edges, provenance
+graphs, dependency types) and ``_records`` (what each stage writes). The bottom of the
+package's layers: it imports nothing else of mtcabench.
+"""
+
+from mtcabench.model._base import SCHEMA_VERSION, Record, _Model
+from mtcabench.model._conversation import Conversation, Role, ToolCall, Turn
+from mtcabench.model._records import (
+    RECORD_TYPES,
+    AlternativeGraph,
+    Annotator,
+    BenchmarkSpan,
+    Candidate,
+    DecisionSource,
+    GraphEdit,
+    PredictedEdge,
+    Proposal,
+    Rejection,
+    ReviewDecision,
+    SubmissionEntry,
+    SubmissionHeader,
+    Verdict,
+)
+from mtcabench.model._spans import (
+    DependencyType,
+    Edge,
+    EdgeKind,
+    Evidence,
+    ProvenanceGraph,
+    TargetSpan,
+    span_id,
+)
+
+__all__ = [
+    "RECORD_TYPES",
+    "SCHEMA_VERSION",
+    "AlternativeGraph",
+    "Annotator",
+    "BenchmarkSpan",
+    "Candidate",
+    "Conversation",
+    "DecisionSource",
+    "DependencyType",
+    "Edge",
+    "EdgeKind",
+    "Evidence",
+    "GraphEdit",
+    "PredictedEdge",
+    "Proposal",
+    "ProvenanceGraph",
+    "Record",
+    "Rejection",
+    "ReviewDecision",
+    "Role",
+    "SubmissionEntry",
+    "SubmissionHeader",
+    "TargetSpan",
+    "ToolCall",
+    "Turn",
+    "Verdict",
+    "_Model",
+    "span_id",
+]

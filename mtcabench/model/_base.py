@@ -1,0 +1,48 @@
+"""The base of every record: ``kind`` and ``schema_version``, checked on every read."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+#: Layout version of every record kind defined here. A reader refuses a newer one.
+SCHEMA_VERSION = 1
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_enum_values=False, populate_by_name=True)
+
+
+class Record(_Model):
+    """Base of the top-level records written one per line; checks kind and version."""
+
+    KIND: ClassVar[str] = ""
+
+    kind: str = Field(default="", description="What this record is; fixed per record type.")
+    schema_version: int = Field(
+        default=SCHEMA_VERSION, description="Layout version of this record kind."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _check_kind_and_version(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            kind = data.get("kind", cls.KIND)
+            if kind != cls.KIND:
+                raise ValueError(
+                    f"this is a {kind!r} record, expected {cls.KIND!r}: is it the right file?"
+                )
+            version = data.get("schema_version", SCHEMA_VERSION)
+            if not isinstance(version, int) or version > SCHEMA_VERSION or version < 1:
+                raise ValueError(
+                    f"schema_version {version!r} of {cls.KIND!r} records is not one this "
+                    f"mtcabench reads (it reads 1 to {SCHEMA_VERSION}); upgrade mtcabench"
+                )
+            data = {**data, "kind": cls.KIND}
+        return data
+
+    @property
+    def key(self) -> str:
+        """The stable id of this record (its ``id`` or ``span_id``)."""
+        return getattr(self, "id", None) or self.span_id

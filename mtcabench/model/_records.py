@@ -1,0 +1,222 @@
+"""The records the stages write: proposals, candidates, reviews, released spans, submissions.
+
+Proposals and candidates come from annotate, review decisions from review, released spans
+from release, submission headers and entries from trace; ``RECORD_TYPES`` names them all.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import Enum
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from mtcabench.model._base import Record, _Model
+from mtcabench.model._conversation import Conversation
+from mtcabench.model._spans import DependencyType, ProvenanceGraph, TargetSpan
+
+
+# --------------------------------------------------------------------------- annotation
+
+
+class Annotator(_Model):
+    """Who or what proposed a graph."""
+
+    name: str = Field(description="Annotator family: 'llm', 'lineage', ...")
+    model: str | None = Field(default=None, description="Model name for an LLM annotator.")
+    endpoint: str | None = Field(default=None, description="Base URL of the API used.")
+    prompt_version: str | None = Field(default=None, description="Prompt template version.")
+    prompt_hash: str | None = Field(default=None, description="sha256 of the template text.")
+    rules_version: str | None = Field(default=None, description="Rule set version (lineage).")
+
+    @property
+    def label(self) -> str:
+        """A short label such as 'llm:gpt-4o@propose-v1' used as a model version."""
+        detail = self.model or self.rules_version or ""
+        version = f"@{self.prompt_version}" if self.prompt_version else ""
+        return f"{self.name}:{detail}{version}" if detail else f"{self.name}{version}"
+
+
+class Rejection(_Model):
+    """Why a proposal did not pass the deterministic checks (kept, never dropped)."""
+
+    reason: str = Field(description="Short machine-readable reason, e.g. 'quote-not-found'.")
+    detail: str = Field(default="", description="Human-readable explanation.")
+
+
+class Proposal(Record):
+    """Phase 1 output: a target span, its type and proposed graph (or why it was rejected)."""
+
+    KIND: ClassVar[str] = "proposal"
+
+    id: str = Field(description="Span id (see span_id); for a rejected output, a stable key.")
+    conversation_id: str = Field(description="Conversation the span belongs to.")
+    span: TargetSpan | None = Field(default=None, description="The target span, if it resolved.")
+    dependency_type: DependencyType | None = Field(default=None, description="Proposed type.")
+    graph: ProvenanceGraph | None = Field(default=None, description="Proposed graph.")
+    annotator: Annotator = Field(description="Who proposed it.")
+    status: Literal["ok", "rejected"] = Field(default="ok", description="Passed checks or not.")
+    rejections: list[Rejection] = Field(default_factory=list, description="Failed checks.")
+    raw_output: str | None = Field(default=None, description="Model output, kept on failure.")
+    rationale: str | None = Field(default=None, description="Annotator's short explanation.")
+    created_at: datetime | None = Field(default=None, description="When it was produced.")
+
+
+class AlternativeGraph(_Model):
+    """Another annotator's graph for the same span, kept beside the candidate for review."""
+
+    annotator: Annotator
+    dependency_type: DependencyType | None = None
+    graph: ProvenanceGraph
+    edge_f1: float | None = Field(default=None, description="Edge F1 against the main graph.")
+
+
+class Candidate(Record):
+    """Phase 2 output, the input to review: a verified span with its graph."""
+
+    KIND: ClassVar[str] = "candidate"
+
+    id: str = Field(description="Span id.")
+    conversation_id: str = Field(description="Conversation the span belongs to.")
+    span: TargetSpan | None = Field(default=None, description="The target span.")
+    dependency_type: DependencyType | None = Field(default=None, description="Verified type.")
+    graph: ProvenanceGraph | None = Field(default=None, description="Verified graph.")
+    annotator: Annotator = Field(description="Who produced the verified graph.")
+    proposal_annotator: Annotator | None = Field(
+        default=None, description="Who made the phase-1 proposal, if different."
+    )
+    status: Literal["ok", "rejected"] = Field(default="ok", description="Passed checks or not.")
+    rejections: list[Rejection] = Field(default_factory=list, description="Failed checks.")
+    raw_output: str | None = Field(default=None, description="Model output, kept on failure.")
+    confidence: float | None = Field(default=None, ge=0, le=1, description="Verifier confidence.")
+    rationale: str | None = Field(default=None, description="Verifier's short rationale.")
+    changes: list[str] = Field(default_factory=list, description="What verification changed.")
+    alternatives: list[AlternativeGraph] = Field(
+        default_factory=list, description="Other annotators' graphs for the same span."
+    )
+    created_at: datetime | None = Field(default=None, description="When it was produced.")
+
+
+# --------------------------------------------------------------------------- review
+
+
+class Verdict(str, Enum):
+    """A reviewer's decision on a candidate."""
+
+    ACCEPT = "accept"
+    ACCEPT_WITH_EDITS = "accept_with_edits"
+    REJECT = "reject"
+
+
+class DecisionSource(str, Enum):
+    """Whether a person made the decision (the release card reports this span by span)."""
+
+    HUMAN = "human"  # a reviewer in Label Studio
+    AUTO = "auto"  # accepted automatically, with no reviewer (e.g. the sample run)
+
+
+class GraphEdit(_Model):
+    """How the reviewer changed the candidate graph."""
+
+    edges_added: list[tuple[int, int]] = Field(default_factory=list)
+    edges_removed: list[tuple[int, int]] = Field(default_factory=list)
+    nodes_added: list[int] = Field(default_factory=list)
+    nodes_removed: list[int] = Field(default_factory=list)
+    type_changed: tuple[str, str] | None = Field(default=None, description="(before, after).")
+
+
+class ReviewDecision(Record):
+    """One reviewer's decision on one span, with the final graph."""
+
+    KIND: ClassVar[str] = "review"
+
+    id: str = Field(description="Span id.")
+    conversation_id: str = Field(description="Conversation the span belongs to.")
+    span: TargetSpan = Field(description="The target span.")
+    dependency_type: DependencyType = Field(description="Type after review.")
+    graph: ProvenanceGraph = Field(description="Graph after review.")
+    verdict: Verdict = Field(description="accept, accept_with_edits or reject.")
+    decision_source: DecisionSource = Field(description="human or auto.")
+    reviewer: str | None = Field(default=None, description="Reviewer (e-mail or id), if human.")
+    decided_at: datetime | None = Field(default=None, description="When the decision was made.")
+    edited: bool = Field(default=False, description="Whether the graph or type was changed.")
+    edit: GraphEdit | None = Field(default=None, description="What was changed.")
+    comment: str | None = Field(default=None, description="Reviewer's comment.")
+    annotator: Annotator | None = Field(default=None, description="Who proposed the candidate.")
+    review_task: str | None = Field(default=None, description="Label Studio task/annotation id.")
+
+
+# --------------------------------------------------------------------------- benchmark
+
+
+class BenchmarkSpan(Record):
+    """A released span: the unit of the benchmark, with its gold graph."""
+
+    KIND: ClassVar[str] = "span"
+
+    id: str = Field(description="Span id.")
+    conversation_id: str = Field(description="Conversation the span belongs to.")
+    source: str = Field(description="Dataset: taubench, confetti.")
+    domain: str = Field(description="Domain or task family.")
+    span: TargetSpan = Field(description="The target span.")
+    dependency_type: DependencyType = Field(description="Gold dependency type.")
+    graph: ProvenanceGraph = Field(description="Gold provenance graph.")
+    depth: int = Field(ge=0, description="Longest path (edges) from the target in the graph.")
+    sources: list[int] = Field(description="Exogenous nodes of the gold graph.")
+    decision_source: DecisionSource = Field(description="human or auto (see the card).")
+    verdict: Verdict = Field(description="accept or accept_with_edits.")
+    reviewers: list[str] = Field(default_factory=list, description="Reviewers who decided.")
+    annotator: Annotator | None = Field(default=None, description="Who proposed it.")
+
+
+# --------------------------------------------------------------------------- submissions
+
+
+class PredictedEdge(_Model):
+    """One predicted edge of a submission: ``child -> parent`` with an optional score."""
+
+    child: int
+    parent: int
+    score: float | None = None
+
+
+class SubmissionHeader(Record):
+    """First line of a submission: how it was produced."""
+
+    KIND: ClassVar[str] = "submission"
+
+    method: str = Field(description="e.g. tokengeist, flat.")
+    scorer: str | None = Field(default=None, description="Base scorer, e.g. avg-attention.")
+    model: str | None = Field(default=None, description="Model attributed with.")
+    parameters: dict[str, Any] = Field(default_factory=dict, description="Method parameters.")
+    benchmark: str | None = Field(default=None, description="Benchmark path or Hub id.")
+    created_at: datetime | None = Field(default=None, description="When it was produced.")
+    notes: dict[str, Any] = Field(default_factory=dict, description="Anything else recorded.")
+
+
+class SubmissionEntry(Record):
+    """One line per span of a submission: the predicted edges."""
+
+    KIND: ClassVar[str] = "prediction"
+
+    span_id: str = Field(description="Benchmark span id.")
+    edges: list[PredictedEdge] = Field(default_factory=list, description="Predicted edges.")
+    skipped: str | None = Field(
+        default=None, description="Why no prediction was made (e.g. too long), if so."
+    )
+
+
+#: Every record type by its ``kind``, for readers that accept several.
+RECORD_TYPES: dict[str, type[Record]] = {
+    cls.KIND: cls
+    for cls in (
+        Conversation,
+        Proposal,
+        Candidate,
+        ReviewDecision,
+        BenchmarkSpan,
+        SubmissionHeader,
+        SubmissionEntry,
+    )
+}

@@ -1,0 +1,81 @@
+"""Target spans and their provenance graphs: edges, evidence, dependency types, span ids."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from mtcabench.model._base import _Model
+
+
+class DependencyType(str, Enum):
+    """How a target span depends on the context (the four MTCABench types)."""
+
+    DIRECT = "direct"  # one hop to exogenous turns only
+    CHAINED = "chained"  # through one or more intermediate assistant turns
+    MULTI_SOURCE = "multi-source"  # two or more independent sources
+    HALLUCINATION = "hallucination"  # unsupported or wrong; graph holds the priming turns
+
+
+class EdgeKind(str, Enum):
+    """Why an edge exists."""
+
+    CONTENT = "content"  # the child's content depends on the parent's
+    STRUCTURAL = "structural"  # a tool result answers the call issued by the parent turn
+
+
+class Evidence(_Model):
+    """The part of the parent turn that supports an edge."""
+
+    quote: str = Field(description="Text of the parent turn that supports the edge.")
+    start: int | None = Field(default=None, ge=0, description="Offset of quote in parent text.")
+    end: int | None = Field(default=None, ge=0, description="End offset (exclusive).")
+
+
+class Edge(_Model):
+    """``child -> parent``: the child's content depends on the parent turn (parent < child)."""
+
+    child: int = Field(description="Index of the dependent turn.")
+    parent: int = Field(description="Index of the turn depended on; earlier than child.")
+    kind: EdgeKind = Field(default=EdgeKind.CONTENT, description="content or structural.")
+    score: float | None = Field(default=None, description="Attribution score, if any.")
+    evidence: Evidence | None = Field(default=None, description="Supporting quote, if any.")
+
+    @property
+    def pair(self) -> tuple[int, int]:
+        return (self.child, self.parent)
+
+
+class TargetSpan(_Model):
+    """A character range inside one assistant turn, whose provenance is asked for."""
+
+    turn: int = Field(ge=0, description="Index of the assistant turn holding the span.")
+    start: int = Field(ge=0, description="Start offset in the turn's text.")
+    end: int = Field(ge=0, description="End offset (exclusive) in the turn's text.")
+    text: str = Field(description="The span's text; equals turn.text[start:end].")
+
+    @field_validator("end")
+    @classmethod
+    def _end_after_start(cls, end: int, info: Any) -> int:
+        start = info.data.get("start")
+        if start is not None and end <= start:
+            raise ValueError(f"span end {end} must be greater than start {start}")
+        return end
+
+
+class ProvenanceGraph(_Model):
+    """A DAG over turn indices rooted at the target span's turn."""
+
+    target: int = Field(description="Index of the target span's turn (the root).")
+    nodes: list[int] = Field(description="Turn indices in the graph, target included.")
+    edges: list[Edge] = Field(default_factory=list, description="child -> parent edges.")
+
+    def pairs(self) -> set[tuple[int, int]]:
+        return {e.pair for e in self.edges}
+
+
+def span_id(conversation_id: str, span: TargetSpan) -> str:
+    """The stable id of a target span: conversation, turn and offsets."""
+    return f"{conversation_id}#{span.turn}:{span.start}-{span.end}"
