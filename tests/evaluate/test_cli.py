@@ -8,16 +8,24 @@ import pytest
 from typer.testing import CliRunner
 
 from mtcabench.cli import app
-from mtcabench.cli.trace import DEFAULTS
 from mtcabench.evaluate import TraceSettings
 
 runner = CliRunner()
 
 
+def option_defaults(command: str) -> dict:
+    import typer.main
+
+    return {p.name: p.default for p in typer.main.get_command(app).commands[command].params}
+
+
 def test_cli_defaults_match_the_library():
-    settings = TraceSettings()
-    for key, value in DEFAULTS.items():
-        assert getattr(settings, key) == value, key
+    settings, defaults = TraceSettings(), option_defaults("trace")
+    for key in ("top_k", "threshold", "d_max", "alpha"):
+        assert defaults[key] == getattr(settings.search, key), key
+    for key in ("turn_aggregate", "seed", "attntrace_top_tokens", "attntrace_subsamples",
+                "attntrace_keep", "max_tokens", "at2_weights"):
+        assert defaults[key] == getattr(settings, key), key
 
 
 @pytest.mark.model
@@ -75,3 +83,20 @@ def test_at2_learn_command_writes_weights_trace_can_use(sample_benchmark, tmp_pa
                                  "--scorer", "at2", "--at2-weights", str(weights)])
     assert result.exit_code == 0, result.output
     assert len(out.read_text().splitlines()) == 6
+
+
+def test_merge_refuses_to_overwrite_a_shard(tmp_path):
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    for p in (a, b):
+        p.write_text(json.dumps({"kind": "submission", "method": "flat"}) + "\n")
+    result = runner.invoke(app, ["trace-merge", str(a), str(b), "-o", str(a)])
+    assert result.exit_code == 3 and "this output is the input" in result.output
+    assert a.read_text() == b.read_text()
+
+
+def test_at2_learn_refuses_to_overwrite_its_input(sample_benchmark):
+    convs = sample_benchmark / "conversations.jsonl"
+    before = convs.read_bytes()
+    result = runner.invoke(app, ["at2-learn", "-b", str(sample_benchmark), "-o", str(convs)])
+    assert result.exit_code == 3 and "this output is the input" in result.output
+    assert convs.read_bytes() == before
