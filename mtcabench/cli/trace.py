@@ -29,6 +29,7 @@ from mtcabench.evaluate._tokengeist import SearchSettings
 from mtcabench.progress import err_console
 
 _SEARCH, _TRACE = SearchSettings(), TraceSettings()
+_MODEL_FREE = " and ".join(m for m, cls in METHODS.items() if not cls.uses_model)
 _EVAL_EXTRA = {"torch", "transformers", "gguf", "accelerate"}
 #: The placeholder of ``--out`` that names one file per method.
 METHOD_FIELD = "{method}"
@@ -69,7 +70,9 @@ def trace(
                                    "one per --method, in the same order, or one with "
                                    f"{METHOD_FIELD} in its name (e.g. runs/{METHOD_FIELD}.jsonl)."),
     method: list[str] = typer.Option([DEFAULT_METHOD], help=f"{', '.join(METHODS)}; repeat to "
-                                     "run several in one pass (one submission each)."),
+                                     "run several in one pass (one submission each). "
+                                     f"{_MODEL_FREE} are model-free: with only those, no model "
+                                     "is loaded."),
     scorer: str = typer.Option(DEFAULT_SCORER, help="Base scorer of the model-based methods: "
                                "avg-attention, attntrace, at2."),
     model: str = typer.Option(DEFAULT_MODEL, help="Model: the default SmolLM2 (from its GGUF), "

@@ -1,4 +1,4 @@
-"""The reference evaluator: Tokengeist and flat attribution over a real causal LM.
+"""The reference evaluator: Tokengeist, flat and model-free baselines over a real causal LM.
 
 Public surface (the modules behind it are private; each is imported when one of its names is
 first used, so that importing this package, the settings or the model-free methods never
@@ -8,10 +8,12 @@ imports torch):
   :func:`trace_conversation` is its unit of work; :func:`merge_shards` joins ``--shard`` runs;
   :func:`trace_with_ray` runs on a Ray cluster (extra ``ray``).
 - :class:`TraceSettings` (composed of :class:`SearchSettings`) holds what shapes a result.
-- :class:`Method` and :func:`register_method` define methods; ``METHODS`` lists them.
+- :class:`Method` and :func:`register_method` define methods; ``METHODS`` lists them
+  (tokengeist, flat, and the model-free recency and first-user).
 - :class:`BaseScorer` and :func:`register_scorer` define base scorers; ``SCORERS`` lists them.
 - :func:`load_model` loads a causal LM (default SmolLM2-135M-Instruct from its GGUF).
-- :func:`tokengeist` and :func:`flat` build graphs from any turn-share function.
+- :func:`tokengeist` and :func:`flat` build graphs from any turn-share function;
+  :func:`recency` and :func:`first_user` from the conversation alone.
 - :func:`learn_at2_weights` learns AT2's per-head weights from ablations.
 """
 
@@ -20,8 +22,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-# The torch-free modules, imported now so that every built-in method is registered.
-from mtcabench.evaluate._methods import METHODS, Method, register_method
+# The model-free modules, imported now so that every built-in method is registered.
+from mtcabench.evaluate._baselines import first_user, recency
+from mtcabench.evaluate._methods import METHODS, Method, register_method, target_graph
 from mtcabench.evaluate._settings import TraceSettings
 from mtcabench.evaluate._tokengeist import TARGET, SearchSettings, flat, tokengeist
 
@@ -70,15 +73,18 @@ __all__ = [
     "SearchSettings",
     "TraceReport",
     "TraceSettings",
+    "first_user",
     "flat",
     "learn_at2_weights",
     "load_model",
     "load_weights",
     "make_scorer",
     "merge_shards",
+    "recency",
     "register_method",
     "register_scorer",
     "render_conversation",
+    "target_graph",
     "tokengeist",
     "trace_benchmark",
     "trace_conversation",

@@ -3,8 +3,8 @@
 - :func:`plan_run` checks a run before any work and before any model is loaded: the
   benchmark, one output per known method (none of them an input), the scorer when a method
   reads a model, the shard; it also picks the conversations of the shard.
-- :func:`load_attributor` loads the model and the base scorer (the only place a run imports
-  torch), when :func:`plan_run` found a model-based method;
+- :func:`load_attributor` loads the model and the base scorer, only when :func:`plan_run`
+  found a model-based method (a run of model-free methods never imports torch);
 - :func:`make_headers` writes each method's submission header (what shapes its result).
 - :func:`finish_run` writes each method's submission (header with the run's costs, then one
   entry per span in benchmark order) and removes the partial file of an interrupted run.
@@ -19,9 +19,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import mtcabench.evaluate._loading as _loading  # load_model looked up at call time (tests)
 from mtcabench import __version__
 from mtcabench.benchmark import Benchmark, load_benchmark
 from mtcabench.errors import InputError
+from mtcabench.evaluate._engine import Attributor
 from mtcabench.evaluate._loading import LoadedModel
 from mtcabench.evaluate._methods import Method, get_methods
 from mtcabench.evaluate._settings import TraceSettings
@@ -29,7 +31,6 @@ from mtcabench.io import atomic_write, check_outputs_are_not_inputs, dump_record
 from mtcabench.model import BenchmarkSpan, SubmissionEntry, SubmissionHeader
 
 if TYPE_CHECKING:
-    from mtcabench.evaluate._engine import Attributor
     from mtcabench.evaluate._scorers import BaseScorer
 
 
@@ -131,14 +132,11 @@ def plan_run(
 
 def load_attributor(model: str | LoadedModel, scorer: str, settings: TraceSettings,
                     device: str, dtype: str) -> tuple[LoadedModel, BaseScorer, Attributor]:
-    """The model (loaded unless given), the scorer and an Attributor over them; the one place
-    a run imports torch."""
-    from mtcabench.evaluate._engine import Attributor
-    from mtcabench.evaluate._loading import load_model
-    from mtcabench.evaluate._scorers import make_scorer
+    """The model (loaded unless given), the scorer and an Attributor over them."""
+    from mtcabench.evaluate._scorers import make_scorer  # imports torch
 
-    loaded = model if isinstance(model, LoadedModel) else load_model(model, device=device,
-                                                                     dtype=dtype)
+    loaded = model if isinstance(model, LoadedModel) else _loading.load_model(
+        model, device=device, dtype=dtype)
     scorer_obj = make_scorer(scorer, settings, loaded)
     return loaded, scorer_obj, Attributor(loaded, scorer_obj, aggregate=settings.turn_aggregate,
                                           seed=settings.seed)

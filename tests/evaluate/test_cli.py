@@ -40,6 +40,23 @@ def test_trace_command_writes_a_submission(sample_benchmark, tmp_path):
     assert "wrote 5 spans (0 skipped)" in result.output
 
 
+@pytest.mark.model
+def test_trace_command_four_methods_in_one_run_then_score(sample_benchmark, tmp_path):
+    methods = ["recency", "first-user", "flat", "tokengeist"]
+    result = runner.invoke(app, ["trace", "-b", str(sample_benchmark),
+                                 *(x for m in methods for x in ("--method", m)),
+                                 "-o", str(tmp_path / "{method}.jsonl")])
+    assert result.exit_code == 0, result.output
+    assert "3 conversations, 3 forward passes" in result.output
+    subs = [tmp_path / f"{m}.jsonl" for m in methods]
+    assert [json.loads(p.read_text().splitlines()[0])["method"] for p in subs] == methods
+    result = runner.invoke(app, ["score", *map(str, subs), "-b", str(sample_benchmark),
+                                 "-o", str(tmp_path / "score"), "--resamples", "0", "--no-plot"])
+    assert result.exit_code == 0, result.output
+    for label in ("recency", "first-user", "flat/avg-attention", "tokengeist/avg-attention"):
+        assert label in result.output
+
+
 @pytest.mark.parametrize("args, message", [
     (["--shard", "3/2"], "K must be between 1 and N"),
     (["--scorer", "bogus"], "unknown scorer"),
@@ -83,6 +100,46 @@ def test_at2_learn_command_writes_weights_trace_can_use(sample_benchmark, tmp_pa
                                  "--scorer", "at2", "--at2-weights", str(weights)])
     assert result.exit_code == 0, result.output
     assert len(out.read_text().splitlines()) == 6
+
+
+def test_one_out_per_method_or_a_method_pattern(sample_benchmark, tmp_path):
+    bench = str(sample_benchmark)
+    methods = ["--method", "recency", "--method", "first-user"]  # model-free: no model loaded
+    result = runner.invoke(app, ["trace", "-b", bench, *methods,
+                                 "-o", str(tmp_path / "run-{method}.jsonl")])
+    assert result.exit_code == 0, result.output
+    for m in ("recency", "first-user"):
+        header = json.loads((tmp_path / f"run-{m}.jsonl").read_text().splitlines()[0])
+        assert header["method"] == m and header.get("scorer") is None
+    assert "wrote 5 spans (0 skipped)" in result.output and "0 forward passes" in result.output
+    result = runner.invoke(app, ["trace", "-b", bench, *methods,
+                                 "-o", str(tmp_path / "a.jsonl"), "-o", str(tmp_path / "b.jsonl")])
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "b.jsonl").read_text().splitlines()[0])["method"] == "first-user"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--method", "recency", "--method", "first-user", "-o", "one.jsonl"],
+     "give one --out per --method"),
+    (["--method", "recency", "--method", "recency", "-o", "{method}.jsonl"],
+     "--method recency given twice"),
+    (["--method", "deep", "-o", "o.jsonl"], "unknown method 'deep'"),
+])
+def test_method_and_out_errors(sample_benchmark, tmp_path, args, message):
+    args = [a if not a.endswith(".jsonl") else str(tmp_path / a) for a in args]
+    result = runner.invoke(app, ["trace", "-b", str(sample_benchmark), *args])
+    assert result.exit_code == 3, result.output
+    assert message in result.output and "Traceback" not in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_trace_refuses_to_overwrite_its_input(sample_benchmark):
+    spans = sample_benchmark / "spans.jsonl"
+    before = spans.read_bytes()
+    result = runner.invoke(app, ["trace", "-b", str(sample_benchmark), "--method", "recency",
+                                 "-o", str(spans)])
+    assert result.exit_code == 3 and "this output is the input" in result.output
+    assert spans.read_bytes() == before
 
 
 def test_merge_refuses_to_overwrite_a_shard(tmp_path):

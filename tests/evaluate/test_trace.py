@@ -210,11 +210,30 @@ def test_bad_settings_and_inputs_are_clear_errors(loaded, sample_benchmark, tmp_
     assert not (tmp_path / "o.jsonl").exists()
 
 
+def test_four_methods_in_one_run_share_one_pass_per_conversation(loaded, sample_benchmark,
+                                                                  sample_runs, tmp_path):
+    methods = ("recency", "first-user", "flat", "tokengeist")
+    outs = {m: tmp_path / f"{m}.jsonl" for m in methods}
+    report = trace_benchmark(sample_benchmark, outs, model=loaded, settings=FAST, progress=False)
+    assert report.forward_passes == 3  # one per conversation, for all four methods
+    for m in ("flat", "tokengeist"):  # the same submissions as a run of these two alone
+        header, entries = read_submission(outs[m])
+        two_header, two = read_submission(sample_runs[m, "avg-attention"][0])
+        assert entries == two and header.parameters == two_header.parameters
+        assert (header.method, header.scorer, header.notes["forward_passes"]) == (m, "avg-attention", 3)
+    free = {m: tmp_path / f"alone-{m}.jsonl" for m in ("recency", "first-user")}
+    trace_benchmark(sample_benchmark, free, progress=False)
+    for m in free:
+        header, entries = read_submission(outs[m])
+        assert (header.method, header.scorer, header.model) == (m, None, None)
+        assert header.notes["forward_passes"] == 0 and len(entries) == 5
+        assert entries == read_submission(free[m])[1]
+
+
 def test_a_new_model_based_method_shares_the_pass(loaded, sample_benchmark, sample_runs, tmp_path):
     from dataclasses import replace
 
-    from mtcabench.evaluate import METHODS, TARGET, Method, register_method
-    from mtcabench.evaluate._methods import target_graph
+    from mtcabench.evaluate import METHODS, TARGET, Method, register_method, target_graph
     from mtcabench.evaluate._tokengeist import select_parents
 
     @register_method
