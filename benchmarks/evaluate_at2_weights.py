@@ -24,7 +24,7 @@ from pathlib import Path
 from mtcabench.benchmark import load_benchmark
 from mtcabench.evaluate import learn_at2_weights, load_model, render_conversation
 from mtcabench.evaluate._smoke import answer_span_benchmark
-from mtcabench.evaluate._trace import group_spans
+from mtcabench.evaluate._run import group_spans
 from mtcabench.ingest import read_taubench
 
 ROOT = Path(__file__).resolve().parent.parent

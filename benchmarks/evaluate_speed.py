@@ -36,7 +36,7 @@ from mtcabench.evaluate import (
     trace_conversation,
 )
 from mtcabench.evaluate._smoke import answer_span_benchmark
-from mtcabench.evaluate._trace import group_spans
+from mtcabench.evaluate._run import group_spans
 from mtcabench.ingest import read_taubench
 
 

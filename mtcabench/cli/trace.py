@@ -1,106 +1,150 @@
-"""`mtcabench trace`, `trace-merge` and `at2-learn`: the reference evaluator's commands."""
+"""`mtcabench trace`, `trace-merge` and `at2-learn`: the reference evaluator's commands.
+
+Every default below is read from the evaluator's source (mtcabench.evaluate._settings,
+SearchSettings, DEFAULT_MODEL), whose modules import no torch, so `mtcabench --help` and runs
+of model-free methods stay light; torch is imported only when a command runs a model.
+"""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import typer
 
-from mtcabench.errors import MtcaError
+from mtcabench.errors import InputError, MtcaError
+from mtcabench.evaluate import METHODS
+from mtcabench.evaluate._loading import DEFAULT_MODEL
+from mtcabench.evaluate._settings import (
+    AT2_LEARN,
+    DEFAULT_DEVICE,
+    DEFAULT_DTYPE,
+    DEFAULT_METHOD,
+    DEFAULT_SCORER,
+    RAY,
+    TraceSettings,
+)
+from mtcabench.evaluate._tokengeist import SearchSettings
 from mtcabench.progress import err_console
 
+_SEARCH, _TRACE = SearchSettings(), TraceSettings()
+_MODEL_FREE = " and ".join(m for m, cls in METHODS.items() if not cls.uses_model)
+_EVAL_EXTRA = {"torch", "transformers", "gguf", "accelerate"}
+#: The placeholder of ``--out`` that names one file per method.
+METHOD_FIELD = "{method}"
 
-def _evaluator():
-    """The evaluator package, or one clear line when its extra is not installed."""
+
+@contextlib.contextmanager
+def _eval_extra() -> Iterator[None]:
+    """One clear line, not a traceback, when a model is needed and the eval extra is missing."""
     try:
-        import mtcabench.evaluate as evaluate
+        yield
     except ModuleNotFoundError as exc:
-        if exc.name and exc.name.split(".")[0] in {"torch", "transformers", "gguf", "accelerate"}:
+        if exc.name and exc.name.split(".")[0] in _EVAL_EXTRA:
             raise MtcaError(f"the evaluator needs {exc.name}, which is not installed: "
                             "pip install 'mtcabench[eval]'") from None
         raise
-    return evaluate
 
-# Defaults live in mtcabench.evaluate._trace.TraceSettings; repeated here as literals so that
-# `mtcabench --help` does not import torch. A test checks that the two agree.
-DEFAULTS = dict(top_k=3, threshold=0.05, d_max=6, alpha=0.5, turn_aggregate="max", seed=0,
-                attntrace_top_tokens=5, attntrace_subsamples=30, attntrace_keep=0.4)
+
+def method_outputs(methods: list[str], outs: list[Path]) -> dict[str, Path]:
+    """The submission each method writes: one ``--out`` per ``--method`` (paired in order), or
+    one ``--out`` holding ``{method}``, which becomes each method's name."""
+    for m in methods:
+        if methods.count(m) > 1:
+            raise InputError(f"--method {m} given twice")
+    if len(outs) == 1 and METHOD_FIELD in str(outs[0]):
+        return {m: Path(str(outs[0]).replace(METHOD_FIELD, m)) for m in methods}
+    if len(outs) != len(methods):
+        raise InputError(
+            f"{len(methods)} methods ({', '.join(methods)}) and {len(outs)} --out: give one --out "
+            f"per --method, in the same order, or one --out with {METHOD_FIELD} in it "
+            f"(e.g. --out runs/{METHOD_FIELD}.jsonl)")
+    return dict(zip(methods, outs))
 
 
 def trace(
     benchmark: str = typer.Option(..., "--benchmark", "-b",
                                   help="Benchmark folder (or release folder / Hub id)."),
-    out: Path = typer.Option(..., "--out", "-o", help="Submission file to write (JSONL)."),
-    method: str = typer.Option("tokengeist", help="tokengeist or flat."),
-    scorer: str = typer.Option("avg-attention", help="Base scorer: avg-attention, attntrace, at2."),
-    model: str = typer.Option("smollm2-135m-instruct", help="Model: the default SmolLM2 "
-                              "(from its GGUF), a .gguf file, a model folder or a Hub id."),
-    top_k: int = typer.Option(DEFAULTS["top_k"], help="Turns kept per node (highest scores)."),
-    threshold: float = typer.Option(DEFAULTS["threshold"], help="Least turn share (scores are "
+    out: list[Path] = typer.Option(..., "--out", "-o", help="Submission file to write (JSONL): "
+                                   "one per --method, in the same order, or one with "
+                                   f"{METHOD_FIELD} in its name (e.g. runs/{METHOD_FIELD}.jsonl)."),
+    method: list[str] = typer.Option([DEFAULT_METHOD], help=f"{', '.join(METHODS)}; repeat to "
+                                     "run several in one pass (one submission each). "
+                                     f"{_MODEL_FREE} are model-free: with only those, no model "
+                                     "is loaded."),
+    scorer: str = typer.Option(DEFAULT_SCORER, help="Base scorer of the model-based methods: "
+                               "avg-attention, attntrace, at2."),
+    model: str = typer.Option(DEFAULT_MODEL, help="Model: the default SmolLM2 (from its GGUF), "
+                              "a .gguf file, a model folder or a Hub id."),
+    top_k: int = typer.Option(_SEARCH.top_k, help="Turns kept per node (highest scores)."),
+    threshold: float = typer.Option(_SEARCH.threshold, help="Least turn share (scores are "
                                     "normalised to sum to 1 over the preceding turns) to keep."),
-    d_max: int = typer.Option(DEFAULTS["d_max"], help="Tokengeist: most content edges on a "
-                              "path from the target."),
-    alpha: float = typer.Option(DEFAULTS["alpha"], help="Relative pruning: keep an edge scoring "
-                                "at least alpha times the best edge out of the same node."),
-    turn_aggregate: str = typer.Option(DEFAULTS["turn_aggregate"],
+    d_max: int = typer.Option(_SEARCH.d_max, help="Tokengeist: most content edges on a path "
+                              "from the target."),
+    alpha: float = typer.Option(_SEARCH.alpha, help="Relative pruning: keep an edge scoring at "
+                                "least alpha times the best edge out of the same node."),
+    turn_aggregate: str = typer.Option(_TRACE.turn_aggregate,
                                        help="Sentence to turn scores: max or sum."),
-    max_tokens: int | None = typer.Option(None, help="Token limit (default: the model's "
-                                             "context); spans beyond it are recorded as skipped."),
-    seed: int = typer.Option(DEFAULTS["seed"], help="Seed of AttnTrace's context subsampling."),
-    attntrace_top_tokens: int = typer.Option(DEFAULTS["attntrace_top_tokens"],
+    max_tokens: int | None = typer.Option(_TRACE.max_tokens, help="Token limit (default: the "
+                                          "model's context); spans beyond it are recorded as "
+                                          "skipped."),
+    seed: int = typer.Option(_TRACE.seed, help="Seed of AttnTrace's context subsampling."),
+    attntrace_top_tokens: int = typer.Option(_TRACE.attntrace_top_tokens,
                                              help="AttnTrace: top-K tokens averaged per sentence."),
-    attntrace_subsamples: int = typer.Option(DEFAULTS["attntrace_subsamples"],
+    attntrace_subsamples: int = typer.Option(_TRACE.attntrace_subsamples,
                                              help="AttnTrace: context subsamples (forward passes)."),
-    attntrace_keep: float = typer.Option(DEFAULTS["attntrace_keep"],
+    attntrace_keep: float = typer.Option(_TRACE.attntrace_keep,
                                          help="AttnTrace: fraction of sentences kept per subsample."),
-    at2_weights: Path | None = typer.Option(None, help="AT2 per-head weights (default: the "
-                                               "shipped file for the default model)."),
+    at2_weights: Path | None = typer.Option(_TRACE.at2_weights, help="AT2 per-head weights "
+                                            "(default: the shipped file for the default model)."),
     shard: str | None = typer.Option(None, help="K/N: trace only shard K of N (numbered from "
-                                        "1, by conversation); join with `trace-merge`."),
-    device: str = typer.Option("auto", help="auto, cpu, cuda, cuda:1, ..."),
-    dtype: str = typer.Option("auto", help="auto (float32 on CPU, bfloat16 on GPU), float32, "
-                              "bfloat16, float16."),
+                                     "1, by conversation); join with `trace-merge`."),
+    device: str = typer.Option(DEFAULT_DEVICE, help="auto, cpu, cuda, cuda:1, ..."),
+    dtype: str = typer.Option(DEFAULT_DTYPE, help="auto (float32 on CPU, bfloat16 on GPU), "
+                              "float32, bfloat16, float16."),
     ray: bool = typer.Option(False, "--ray", help="Run on Ray Data (extra `ray`)."),
     ray_address: str | None = typer.Option(None, help="Ray cluster address (default: local)."),
-    ray_workers: int = typer.Option(1, help="Ray: model replicas (actors)."),
-    ray_gpus_per_worker: float = typer.Option(0, help="Ray: GPUs per worker."),
+    ray_workers: int = typer.Option(RAY.workers, help="Ray: model replicas (actors)."),
+    ray_gpus_per_worker: float = typer.Option(RAY.gpus_per_worker, help="Ray: GPUs per worker."),
 ) -> None:
-    """Attribute every benchmark span with Tokengeist or the flat baseline; write a submission."""
-    from mtcabench.errors import InputError
-
-    evaluate = _evaluator()
-    TraceSettings, trace_benchmark = evaluate.TraceSettings, evaluate.trace_benchmark
-
+    """Attribute every benchmark span with one or more methods; write one submission each."""
     if ray and shard:
         raise InputError("--shard and --ray exclude each other (Ray spreads the work itself)")
+    outputs = method_outputs(method, out)
     settings = TraceSettings(
-        top_k=top_k, threshold=threshold, d_max=d_max, alpha=alpha,
+        search=SearchSettings(top_k=top_k, threshold=threshold, d_max=d_max, alpha=alpha),
         turn_aggregate=turn_aggregate, max_tokens=max_tokens, seed=seed,
         attntrace_top_tokens=attntrace_top_tokens, attntrace_subsamples=attntrace_subsamples,
         attntrace_keep=attntrace_keep, at2_weights=str(at2_weights) if at2_weights else None,
     )
-    if ray:
-        trace_with_ray = _evaluator().trace_with_ray
+    with _eval_extra():
+        if ray:
+            from mtcabench.evaluate import trace_with_ray
 
-        report = trace_with_ray(benchmark, {method: out}, model=model, scorer=scorer,
-                                settings=settings, workers=ray_workers,
-                                gpus_per_worker=ray_gpus_per_worker, device=device, dtype=dtype,
-                                address=ray_address)
-    else:
-        report = trace_benchmark(benchmark, {method: out}, model=model, scorer=scorer,
-                                 settings=settings, shard=shard, device=device, dtype=dtype)
-    err_console.print(
-        f"wrote {report.spans} spans ({report.skipped} skipped) to {out}: "
-        f"{report.conversations} conversations, {report.forward_passes} forward passes, "
-        f"{report.wall_s:.1f} s")
+            report = trace_with_ray(benchmark, outputs, model=model, scorer=scorer,
+                                    settings=settings, workers=ray_workers,
+                                    gpus_per_worker=ray_gpus_per_worker, device=device,
+                                    dtype=dtype, address=ray_address)
+        else:
+            from mtcabench.evaluate import trace_benchmark
+
+            report = trace_benchmark(benchmark, outputs, model=model, scorer=scorer,
+                                     settings=settings, shard=shard, device=device, dtype=dtype)
+    for m, path in report.outputs.items():
+        err_console.print(f"wrote {report.spans} spans ({report.skipped_by_method[m]} skipped) "
+                          f"to {path} ({m})")
+    err_console.print(f"{report.conversations} conversations, {report.forward_passes} forward "
+                      f"passes, {report.wall_s:.1f} s")
 
 
 def trace_merge(
     shards: list[Path] = typer.Argument(..., help="Shard submissions (all N of them)."),
-    out: Path = typer.Option(..., "--out", "-o", help="Merged submission to write."),
+    out: Path = typer.Option(..., "--out", "-o", help="Merged submission to write (not one of "
+                             "the shards)."),
 ) -> None:
     """Join the submissions of `trace --shard K/N` runs into one."""
-    merge_shards = _evaluator().merge_shards
+    from mtcabench.evaluate import merge_shards
 
     n = merge_shards(shards, out)
     err_console.print(f"merged {len(shards)} shards: {n} spans -> {out}")
@@ -110,29 +154,36 @@ def at2_learn(
     benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark whose conversations "
                                   "(and spans) give the ablation data."),
     out: Path = typer.Option(..., "--out", "-o", help="Weights file to write (JSON)."),
-    model: str = typer.Option("smollm2-135m-instruct", help="Model to learn the weights for."),
+    model: str = typer.Option(DEFAULT_MODEL, help="Model to learn the weights for."),
     conversations: int | None = typer.Option(None, help="Use at most this many conversations."),
-    masks: int = typer.Option(32, help="Random ablation masks per conversation (forward passes)."),
-    keep: float = typer.Option(0.5, help="Probability that an ablation keeps a sentence."),
-    iterations: int = typer.Option(1000, help="Optimiser steps."),
-    heldout: float = typer.Option(0.2, help="Fraction of conversations held out for reporting."),
-    max_tokens: int | None = typer.Option(None, help="Token limit (default: model context)."),
-    seed: int = typer.Option(0, help="Seed of masks, split and optimiser."),
-    device: str = typer.Option("auto", help="auto, cpu, cuda, ..."),
+    masks: int = typer.Option(AT2_LEARN.masks, help="Random ablation masks per conversation "
+                              "(forward passes)."),
+    keep: float = typer.Option(AT2_LEARN.keep, help="Probability that an ablation keeps a "
+                               "sentence."),
+    iterations: int = typer.Option(AT2_LEARN.iterations, help="Optimiser steps."),
+    heldout: float = typer.Option(AT2_LEARN.heldout, help="Fraction of conversations held out "
+                                  "for reporting."),
+    max_tokens: int | None = typer.Option(_TRACE.max_tokens, help="Token limit (default: model "
+                                          "context)."),
+    seed: int = typer.Option(AT2_LEARN.seed, help="Seed of masks, split and optimiser."),
+    device: str = typer.Option(DEFAULT_DEVICE, help="auto, cpu, cuda, ..."),
 ) -> None:
     """Learn AT2's per-head weights for a model from ablations on the benchmark's conversations."""
     from mtcabench.benchmark import load_benchmark
-    evaluate = _evaluator()
-    learn_at2_weights, load_model = evaluate.learn_at2_weights, evaluate.load_model
-    from mtcabench.evaluate._trace import group_spans
+    from mtcabench.evaluate._run import group_spans, input_files
+    from mtcabench.io import check_outputs_are_not_inputs
 
     bench = load_benchmark(benchmark)
+    check_outputs_are_not_inputs(input_files(bench.origin), [out])
     by_conv = group_spans(bench)
     ids = list(by_conv) + [c for c in bench.conversations if c not in by_conv]
     convs = [bench.conversations[c] for c in ids[:conversations]]
-    result = learn_at2_weights(load_model(model, device=device), convs, by_conv, out, masks=masks,
-                               keep=keep, iterations=iterations, heldout=heldout, seed=seed,
-                               max_tokens=max_tokens)
+    with _eval_extra():
+        from mtcabench.evaluate import learn_at2_weights, load_model
+
+        result = learn_at2_weights(load_model(model, device=device), convs, by_conv, out,
+                                   masks=masks, keep=keep, iterations=iterations,
+                                   heldout=heldout, seed=seed, max_tokens=max_tokens)
     t = result.training
     err_console.print(
         f"wrote {out}: {t['queries']} queries from {t['conversations']} conversations; mean "

@@ -35,6 +35,7 @@ from mtcabench.errors import InputError
 from mtcabench.evaluate._attention import query_features
 from mtcabench.evaluate._loading import DEFAULT_MODEL, LoadedModel
 from mtcabench.evaluate._render import render_conversation
+from mtcabench.evaluate._settings import AT2_LEARN
 from mtcabench.io import atomic_write, format_validation_error
 from mtcabench.model import Record, Role
 from mtcabench.progress import progress_bar
@@ -125,9 +126,9 @@ def ablation_data(
     conversations: list,
     spans_by_conversation: dict[str, list],
     *,
-    masks: int = 32,
-    keep: float = 0.5,
-    seed: int = 0,
+    masks: int = AT2_LEARN.masks,
+    keep: float = AT2_LEARN.keep,
+    seed: int = AT2_LEARN.seed,
     max_tokens: int | None = None,
     progress: bool = True,
 ) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -191,8 +192,8 @@ def mean_correlation(weights: np.ndarray, data: list[tuple[np.ndarray, np.ndarra
 
 
 def fit_weights(
-    data: list[tuple[np.ndarray, np.ndarray]], num_features: int, *, iterations: int = 1000,
-    lr: float = 1e-2, seed: int = 0,
+    data: list[tuple[np.ndarray, np.ndarray]], num_features: int, *,
+    iterations: int = AT2_LEARN.iterations, lr: float = 1e-2, seed: int = AT2_LEARN.seed,
 ) -> np.ndarray:
     """Weights maximising the mean Pearson correlation (AT2's trainer), L1-normalised."""
     usable = [d for d in data if np.std(d[1]) > 1e-9 and np.abs(d[0]).sum() > 0]
@@ -225,11 +226,11 @@ def learn_weights(
     spans_by_conversation: dict[str, list],
     out: str | Path,
     *,
-    masks: int = 32,
-    keep: float = 0.5,
-    iterations: int = 1000,
-    heldout: float = 0.2,
-    seed: int = 0,
+    masks: int = AT2_LEARN.masks,
+    keep: float = AT2_LEARN.keep,
+    iterations: int = AT2_LEARN.iterations,
+    heldout: float = AT2_LEARN.heldout,
+    seed: int = AT2_LEARN.seed,
     max_tokens: int | None = None,
     progress: bool = True,
 ) -> At2Weights:

@@ -6,22 +6,24 @@ passes (one for average attention and AT2, whatever the number of queries), aver
 sentence's score over the passes that contained it, aggregates sentences into one score per
 preceding turn (``max`` by default: a turn is as relevant as its most relevant sentence) and
 turns the scores into shares (negative scores count as zero; shares sum to 1 over the turns
-before the query, or are all 0).
+before the query, or are all 0). Importing this module does not import torch (running a pass
+does), so that the trace loop it serves also runs model-free methods without the eval extra.
 """
 
 from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from mtcabench.evaluate._attention import query_features
 from mtcabench.evaluate._loading import LoadedModel
 from mtcabench.evaluate._render import RenderedConversation
-from mtcabench.evaluate._scorers import BaseScorer
 from mtcabench.model import Role
+
+if TYPE_CHECKING:
+    from mtcabench.evaluate._scorers import BaseScorer
 
 Aggregate = Literal["max", "sum"]
 
@@ -76,6 +78,9 @@ class Attributor:
 
     def sentence_scores(self, rendered: RenderedConversation, queries: list[Query]) -> np.ndarray:
         """``[queries, sentences]`` scores averaged over the scorer's passes (NaN: never seen)."""
+        # torch is imported here, not with the module: model-free methods run without it.
+        from mtcabench.evaluate._attention import query_features
+
         conv = rendered.conversation
         last = max(q.turn for q in queries)
         droppable = [

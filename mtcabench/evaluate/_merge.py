@@ -2,7 +2,8 @@
 
 Every shard must come from the same run settings (method, scorer, model, parameters,
 benchmark), shards 1..N must each appear exactly once, and no span may appear twice; the
-merged header keeps the settings, sums the costs and drops the shard mark.
+merged header keeps the settings, sums the costs and drops the shard mark. The output may not
+be one of the shards.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from mtcabench.errors import InputError
-from mtcabench.io import format_validation_error, iter_json_lines
+from mtcabench.evaluate._run import write_submission
+from mtcabench.io import check_outputs_are_not_inputs, format_validation_error, iter_json_lines
 from mtcabench.model import SubmissionEntry, SubmissionHeader
 
 _SAME = ("method", "scorer", "model", "parameters", "benchmark")
@@ -40,11 +42,10 @@ def _read(path: Path) -> tuple[SubmissionHeader, list[SubmissionEntry]]:
 
 def merge_shards(shards: Iterable[str | Path], out: str | Path) -> int:
     """Merge shard submissions into ``out`` (written atomically); returns the number of spans."""
-    from mtcabench.evaluate._trace import write_submission
-
     paths = [Path(p) for p in shards]
     if not paths:
         raise InputError("trace-merge needs the shard files to merge")
+    check_outputs_are_not_inputs(paths, [out])
     read = [(p, *_read(p)) for p in paths]
     first_path, first, _ = read[0]
     seen_shards: dict[int, Path] = {}

@@ -2,9 +2,11 @@
 
 For users with many GPUs and an existing Ray cluster (``pip install 'mtcabench[ray]'``). The
 benchmark's conversations become a Ray dataset of one row each; a pool of actors, each holding
-the model once, maps rows to submission entries with :func:`trace_conversation` (the same code
-as the local run, so results are identical); the driver writes the submissions. The driver
-does not load the model: headers come from the workers and must agree.
+the model once (none when every method is model-free), maps rows to submission entries with
+:func:`trace_conversation` (the same code as the local run, so results are identical); the
+driver checks the run and writes the submissions with the local runner's own check and finish
+(mtcabench.evaluate._run). The driver does not load the model: headers come from the workers
+and must agree.
 """
 
 from __future__ import annotations
@@ -12,44 +14,47 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from mtcabench.benchmark import Benchmark, load_benchmark
+from mtcabench.benchmark import Benchmark
 from mtcabench.errors import InputError
-from mtcabench.evaluate._engine import Attributor
-from mtcabench.evaluate._loading import DEFAULT_MODEL, load_model
-from mtcabench.evaluate._scorers import SCORERS
-from mtcabench.evaluate._tokengeist import METHODS
-from mtcabench.evaluate._trace import (
+from mtcabench.evaluate._conversation import trace_conversation
+from mtcabench.evaluate._loading import DEFAULT_MODEL
+from mtcabench.evaluate._methods import get_methods
+from mtcabench.evaluate._run import (
     TraceReport,
-    TraceSettings,
-    group_spans,
+    finish_run,
+    load_attributor,
     make_headers,
-    make_scorer,
-    trace_conversation,
-    write_submission,
+    plan_run,
+)
+from mtcabench.evaluate._settings import (
+    DEFAULT_DEVICE,
+    DEFAULT_DTYPE,
+    DEFAULT_SCORER,
+    RAY,
+    TraceSettings,
 )
 from mtcabench.io import dump_record
 from mtcabench.model import BenchmarkSpan, Conversation, SubmissionHeader
 
 
 class _TraceWorker:
-    """A Ray actor: loads the model once, traces one conversation per row."""
+    """A Ray actor: loads the model once (if a method needs it), traces one conversation per row."""
 
-    def __init__(self, model: str, scorer: str, settings: dict, methods: list[str],
-                 device: str, dtype: str, origin: str):
-        self.settings = TraceSettings(**settings)
-        self.methods = methods
-        self.loaded = load_model(model, device=device, dtype=dtype)
-        scorer_obj = make_scorer(scorer, self.settings, self.loaded)
+    def __init__(self, model: str, scorer: str | None, settings: TraceSettings,
+                 methods: list[str], device: str, dtype: str, origin: str):
+        self.settings = settings
+        self.methods = get_methods(methods)
+        loaded = scorer_obj = self.attributor = None
+        if scorer is not None:  # the driver's plan: some method reads a model
+            loaded, scorer_obj, self.attributor = load_attributor(model, scorer, settings,
+                                                                  device, dtype)
         self.headers = {m: dump_record(h) for m, h in make_headers(
-            origin, methods, self.loaded, scorer_obj, self.settings, None).items()}
-        self.attributor = Attributor(self.loaded, scorer_obj, seed=self.settings.seed,
-                                     aggregate=self.settings.turn_aggregate)
+            origin, self.methods, settings, None, loaded, scorer_obj).items()}
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, Any]:
         out: dict[str, list] = {"conversation_id": [], "entries": [], "forward_passes": [],
@@ -71,13 +76,13 @@ def trace_with_ray(
     outputs: Mapping[str, str | Path],
     *,
     model: str = DEFAULT_MODEL,
-    scorer: str = "avg-attention",
+    scorer: str = DEFAULT_SCORER,
     settings: TraceSettings = TraceSettings(),
-    workers: int = 1,
-    gpus_per_worker: float = 0,
-    cpus_per_worker: float = 1,
-    device: str = "auto",
-    dtype: str = "auto",
+    workers: int = RAY.workers,
+    gpus_per_worker: float = RAY.gpus_per_worker,
+    cpus_per_worker: float = RAY.cpus_per_worker,
+    device: str = DEFAULT_DEVICE,
+    dtype: str = DEFAULT_DTYPE,
     address: str | None = None,
 ) -> TraceReport:
     """Trace a benchmark on Ray Data (starts a local runtime unless one is running or
@@ -88,21 +93,11 @@ def trace_with_ray(
     except ImportError:
         raise InputError("--ray needs Ray Data: pip install 'mtcabench[ray]'") from None
     start = time.perf_counter()
-    bench = benchmark if isinstance(benchmark, Benchmark) else load_benchmark(benchmark)
-    outs = {m: Path(p) for m, p in outputs.items()}
-    for m in outs:
-        if m not in METHODS:
-            raise InputError(f"unknown method {m!r}; choose one of {', '.join(METHODS)}")
-    if scorer not in SCORERS:
-        raise InputError(f"unknown scorer {scorer!r}; choose one of {', '.join(sorted(SCORERS))}")
-    try:
-        _ = settings.search  # validates the search parameters before any worker starts
-    except ValueError as exc:
-        raise InputError(str(exc)) from None
-    by_conv = group_spans(bench)
+    plan = plan_run(benchmark, outputs, scorer, settings)  # before any worker starts
+    bench = plan.bench
     rows = [{"conversation": bench.conversations[cid].model_dump_json(),
              "spans": json.dumps([dump_record(s) for s in spans])}
-            for cid, spans in by_conv.items()]
+            for cid, spans in plan.work]
     if not rows:
         raise InputError(f"{bench.origin}: the benchmark has no spans to trace")
     if not ray.is_initialized():
@@ -111,33 +106,27 @@ def trace_with_ray(
     ds = ray.data.from_items(rows).repartition(len(rows))
     ds = ds.map_batches(
         _TraceWorker,
-        fn_constructor_kwargs=dict(model=model, scorer=scorer, settings=asdict(settings),
-                                   methods=list(outs), device=device, dtype=dtype,
+        fn_constructor_kwargs=dict(model=model, scorer=plan.scorer, settings=settings,
+                                   methods=list(plan.methods), device=device, dtype=dtype,
                                    origin=bench.origin),
         batch_size=1,
         concurrency=workers,
-        num_gpus=gpus_per_worker or None,
+        num_gpus=(gpus_per_worker or None) if plan.uses_model else None,
         num_cpus=cpus_per_worker,
     )
     results = {r["conversation_id"]: r for r in ds.iter_rows()}
-    missing = set(by_conv) - set(results)
+    missing = {cid for cid, _ in plan.work} - set(results)
     if missing:
         raise InputError(f"Ray returned no result for {len(missing)} conversations")
     headers = {json.dumps(json.loads(r["headers"]), sort_keys=True) for r in results.values()}
     if len(headers) != 1:
         raise InputError("Ray workers disagree on the run settings (different model versions?)")
-    header_objs = json.loads(next(iter(headers)))
-    report = TraceReport(outputs=outs, conversations=len(rows))
+    header_objs = {m: SubmissionHeader.model_validate(h)
+                   for m, h in json.loads(next(iter(headers))).items()}
+    report = TraceReport(outputs=plan.outputs, conversations=len(rows))
     report.forward_passes = int(sum(int(r["forward_passes"]) for r in results.values()))
     report.wall_s = time.perf_counter() - start
-    for m, out in outs.items():
-        entries = [e for cid in by_conv for e in json.loads(results[cid]["entries"])[m]]
-        header = SubmissionHeader.model_validate(header_objs[m])
-        header.notes.update({
-            "spans": len(entries), "skipped": sum(1 for e in entries if e.get("skipped")),
-            "conversations": len(rows), "forward_passes": report.forward_passes,
-            "wall_s": round(report.wall_s, 2), "runner": "ray", "workers": workers,
-        })
-        report.spans, report.skipped = len(entries), header.notes["skipped"]
-        write_submission(out, header, entries)
-    return report
+    entries = {m: [e for cid, _ in plan.work for e in json.loads(results[cid]["entries"])[m]]
+               for m in plan.outputs}
+    return finish_run(plan, header_objs, entries, report,
+                      notes={"runner": "ray", "workers": workers})

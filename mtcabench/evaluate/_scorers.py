@@ -5,14 +5,16 @@ sets of sentences to leave out; the default is one pass over the whole conversat
 a pass's attention features (:class:`~mtcabench.evaluate._attention.PassFeatures`) become
 sentence scores (:meth:`BaseScorer.sentence_scores`). The framework runs the passes, averages
 each sentence over the passes that contained it, aggregates sentences into turns and hands the
-turn scores to Tokengeist or the flat baseline. Adding a scorer::
+turn scores to the model-based methods (Tokengeist, flat). A run builds its scorer with
+:meth:`BaseScorer.from_settings` (default: no arguments), so a scorer with settings of its own
+says there how it reads them. Adding a scorer::
 
     @register_scorer
     class MaxAttention(BaseScorer):
         name = "max-attention"
 
         def sentence_scores(self, features):
-            return sentence_max(features.token_attn, features)
+            return sentence_top_k_mean(features.token_attn, features, 1)
 
 The three scorers of the paper are here: average attention, AttnTrace and AT2.
 """
@@ -20,12 +22,18 @@ The three scorers of the paper are here: average attention, AttnTrace and AT2.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import torch
 
+from mtcabench.errors import InputError
+from mtcabench.evaluate._at2 import weights_for
 from mtcabench.evaluate._attention import PassFeatures
+
+if TYPE_CHECKING:
+    from mtcabench.evaluate._loading import LoadedModel
+    from mtcabench.evaluate._settings import TraceSettings
 
 #: Scorers by name (``--scorer``).
 SCORERS: dict[str, type[BaseScorer]] = {}
@@ -39,6 +47,16 @@ def register_scorer(cls: type[BaseScorer]) -> type[BaseScorer]:
     return cls
 
 
+def make_scorer(name: str, settings: TraceSettings, loaded: LoadedModel | None) -> BaseScorer:
+    """The base scorer called ``name``, configured from ``settings`` for ``loaded``."""
+    if name not in SCORERS:
+        raise InputError(f"unknown scorer {name!r}; choose one of {', '.join(sorted(SCORERS))}")
+    try:
+        return SCORERS[name].from_settings(settings, loaded)
+    except ValueError as exc:  # a scorer's own check of its settings
+        raise InputError(f"--scorer {name}: {exc}") from None
+
+
 class BaseScorer(ABC):
     """Scores context sentences for each query of a conversation (see the module docstring)."""
 
@@ -46,6 +64,11 @@ class BaseScorer(ABC):
     name: ClassVar[str] = ""
     #: Whether :meth:`sentence_scores` reads per-head features (costs memory, not passes).
     needs_heads: ClassVar[bool] = False
+
+    @classmethod
+    def from_settings(cls, settings: TraceSettings, loaded: LoadedModel | None) -> BaseScorer:
+        """The scorer a run with ``settings`` on ``loaded`` uses; override to read settings."""
+        return cls()
 
     def plan(self, droppable: list[int], rng: np.random.Generator) -> list[frozenset[int]]:
         """Sentences to leave out, one set per forward pass. ``droppable``: sentences of
@@ -116,6 +139,11 @@ class AttnTrace(BaseScorer):
             raise ValueError("attntrace needs top_tokens >= 1, subsamples >= 1, 0 < keep <= 1")
         self.top_tokens, self.subsamples, self.keep = top_tokens, subsamples, keep
 
+    @classmethod
+    def from_settings(cls, settings, loaded):
+        return cls(settings.attntrace_top_tokens, settings.attntrace_subsamples,
+                   settings.attntrace_keep)
+
     def plan(self, droppable: list[int], rng: np.random.Generator) -> list[frozenset[int]]:
         passes = []
         n_keep = int(len(droppable) * self.keep)
@@ -145,6 +173,11 @@ class AT2(BaseScorer):
     def __init__(self, weights: torch.Tensor, source: str = ""):
         self.weights = weights.float()  # [layers, heads]
         self.source = source
+
+    @classmethod
+    def from_settings(cls, settings, loaded):
+        weights, label = weights_for(loaded, settings.at2_weights)
+        return cls(weights, label)
 
     def sentence_scores(self, features: PassFeatures) -> torch.Tensor:
         hs = features.head_sentence

@@ -24,8 +24,13 @@ from collections import deque
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
+from mtcabench.errors import InputError
 from mtcabench.graph import prune_relative
 from mtcabench.model import Conversation, Edge, EdgeKind, ProvenanceGraph, Role
+
+class SettingsError(InputError, ValueError):
+    """A setting out of its range: a ``ValueError`` for Python callers, exit code 3 for the CLI."""
+
 
 #: The node key of the target span in ``shares`` calls (intermediate nodes are turn indices).
 TARGET = "target"
@@ -42,13 +47,13 @@ class SearchSettings:
 
     def __post_init__(self):
         if self.top_k < 1:
-            raise ValueError(f"top_k must be at least 1, got {self.top_k}")
+            raise SettingsError(f"top_k must be at least 1, got {self.top_k}")
         if not 0 <= self.threshold <= 1:
-            raise ValueError(f"threshold must be in [0, 1], got {self.threshold}")
+            raise SettingsError(f"threshold must be in [0, 1], got {self.threshold}")
         if self.d_max < 1:
-            raise ValueError(f"d_max must be at least 1, got {self.d_max}")
+            raise SettingsError(f"d_max must be at least 1, got {self.d_max}")
         if not 0 <= self.alpha <= 1:
-            raise ValueError(f"alpha must be in [0, 1], got {self.alpha}")
+            raise SettingsError(f"alpha must be in [0, 1], got {self.alpha}")
 
 
 SharesFn = Callable[[Hashable], dict[int, float]]
@@ -107,7 +112,3 @@ def flat(target_turn: int, shares: SharesFn, settings: SearchSettings) -> Proven
         target=target_turn, nodes=sorted({target_turn, *(p for p, _ in selected)}), edges=edges
     )
     return prune_relative(graph, settings.alpha)
-
-
-#: The methods by name (``--method``).
-METHODS = ("tokengeist", "flat")

@@ -11,7 +11,7 @@ from mtcabench.benchmark import load_benchmark
 from mtcabench.errors import InputError
 from mtcabench.evaluate import TraceSettings, learn_at2_weights, load_weights, trace_benchmark
 from mtcabench.evaluate._at2 import PACKAGED_WEIGHTS, fit_weights, mean_correlation, weights_for
-from mtcabench.evaluate._trace import group_spans
+from mtcabench.evaluate._run import group_spans
 
 pytestmark = pytest.mark.model
 

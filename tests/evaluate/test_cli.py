@@ -8,16 +8,24 @@ import pytest
 from typer.testing import CliRunner
 
 from mtcabench.cli import app
-from mtcabench.cli.trace import DEFAULTS
 from mtcabench.evaluate import TraceSettings
 
 runner = CliRunner()
 
 
+def option_defaults(command: str) -> dict:
+    import typer.main
+
+    return {p.name: p.default for p in typer.main.get_command(app).commands[command].params}
+
+
 def test_cli_defaults_match_the_library():
-    settings = TraceSettings()
-    for key, value in DEFAULTS.items():
-        assert getattr(settings, key) == value, key
+    settings, defaults = TraceSettings(), option_defaults("trace")
+    for key in ("top_k", "threshold", "d_max", "alpha"):
+        assert defaults[key] == getattr(settings.search, key), key
+    for key in ("turn_aggregate", "seed", "attntrace_top_tokens", "attntrace_subsamples",
+                "attntrace_keep", "max_tokens", "at2_weights"):
+        assert defaults[key] == getattr(settings, key), key
 
 
 @pytest.mark.model
@@ -30,6 +38,23 @@ def test_trace_command_writes_a_submission(sample_benchmark, tmp_path):
     assert lines[0]["kind"] == "submission" and lines[0]["parameters"]["top_k"] == 2
     assert len(lines) == 6 and all(len(x["edges"]) <= 2 for x in lines[1:])
     assert "wrote 5 spans (0 skipped)" in result.output
+
+
+@pytest.mark.model
+def test_trace_command_four_methods_in_one_run_then_score(sample_benchmark, tmp_path):
+    methods = ["recency", "first-user", "flat", "tokengeist"]
+    result = runner.invoke(app, ["trace", "-b", str(sample_benchmark),
+                                 *(x for m in methods for x in ("--method", m)),
+                                 "-o", str(tmp_path / "{method}.jsonl")])
+    assert result.exit_code == 0, result.output
+    assert "3 conversations, 3 forward passes" in result.output
+    subs = [tmp_path / f"{m}.jsonl" for m in methods]
+    assert [json.loads(p.read_text().splitlines()[0])["method"] for p in subs] == methods
+    result = runner.invoke(app, ["score", *map(str, subs), "-b", str(sample_benchmark),
+                                 "-o", str(tmp_path / "score"), "--resamples", "0", "--no-plot"])
+    assert result.exit_code == 0, result.output
+    for label in ("recency", "first-user", "flat/avg-attention", "tokengeist/avg-attention"):
+        assert label in result.output
 
 
 @pytest.mark.parametrize("args, message", [
@@ -75,3 +100,60 @@ def test_at2_learn_command_writes_weights_trace_can_use(sample_benchmark, tmp_pa
                                  "--scorer", "at2", "--at2-weights", str(weights)])
     assert result.exit_code == 0, result.output
     assert len(out.read_text().splitlines()) == 6
+
+
+def test_one_out_per_method_or_a_method_pattern(sample_benchmark, tmp_path):
+    bench = str(sample_benchmark)
+    methods = ["--method", "recency", "--method", "first-user"]  # model-free: no model loaded
+    result = runner.invoke(app, ["trace", "-b", bench, *methods,
+                                 "-o", str(tmp_path / "run-{method}.jsonl")])
+    assert result.exit_code == 0, result.output
+    for m in ("recency", "first-user"):
+        header = json.loads((tmp_path / f"run-{m}.jsonl").read_text().splitlines()[0])
+        assert header["method"] == m and header.get("scorer") is None
+    assert "wrote 5 spans (0 skipped)" in result.output and "0 forward passes" in result.output
+    result = runner.invoke(app, ["trace", "-b", bench, *methods,
+                                 "-o", str(tmp_path / "a.jsonl"), "-o", str(tmp_path / "b.jsonl")])
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "b.jsonl").read_text().splitlines()[0])["method"] == "first-user"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--method", "recency", "--method", "first-user", "-o", "one.jsonl"],
+     "give one --out per --method"),
+    (["--method", "recency", "--method", "recency", "-o", "{method}.jsonl"],
+     "--method recency given twice"),
+    (["--method", "deep", "-o", "o.jsonl"], "unknown method 'deep'"),
+])
+def test_method_and_out_errors(sample_benchmark, tmp_path, args, message):
+    args = [a if not a.endswith(".jsonl") else str(tmp_path / a) for a in args]
+    result = runner.invoke(app, ["trace", "-b", str(sample_benchmark), *args])
+    assert result.exit_code == 3, result.output
+    assert message in result.output and "Traceback" not in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_trace_refuses_to_overwrite_its_input(sample_benchmark):
+    spans = sample_benchmark / "spans.jsonl"
+    before = spans.read_bytes()
+    result = runner.invoke(app, ["trace", "-b", str(sample_benchmark), "--method", "recency",
+                                 "-o", str(spans)])
+    assert result.exit_code == 3 and "this output is the input" in result.output
+    assert spans.read_bytes() == before
+
+
+def test_merge_refuses_to_overwrite_a_shard(tmp_path):
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    for p in (a, b):
+        p.write_text(json.dumps({"kind": "submission", "method": "flat"}) + "\n")
+    result = runner.invoke(app, ["trace-merge", str(a), str(b), "-o", str(a)])
+    assert result.exit_code == 3 and "this output is the input" in result.output
+    assert a.read_text() == b.read_text()
+
+
+def test_at2_learn_refuses_to_overwrite_its_input(sample_benchmark):
+    convs = sample_benchmark / "conversations.jsonl"
+    before = convs.read_bytes()
+    result = runner.invoke(app, ["at2-learn", "-b", str(sample_benchmark), "-o", str(convs)])
+    assert result.exit_code == 3 and "this output is the input" in result.output
+    assert convs.read_bytes() == before

@@ -19,9 +19,9 @@ def local_ray():
 
 
 def test_ray_run_equals_local_run(local_ray, loaded, sample_benchmark, tmp_path):
-    from mtcabench.evaluate import TraceSettings, trace_benchmark, trace_with_ray
+    from mtcabench.evaluate import SearchSettings, TraceSettings, trace_benchmark, trace_with_ray
 
-    settings = TraceSettings(top_k=2)
+    settings = TraceSettings(search=SearchSettings(top_k=2))
     ray_out = {m: tmp_path / f"ray-{m}.jsonl" for m in ("tokengeist", "flat")}
     report = trace_with_ray(sample_benchmark, ray_out, settings=settings, workers=1,
                             cpus_per_worker=1)

@@ -55,7 +55,10 @@ def test_taubench_turn_ranges_are_exact(loaded, taubench_conversations):
 def test_tool_calls_and_results_are_rendered(loaded, sample_path):
     conv = next(iter(read_taubench(sample_path)))
     r = render_conversation(conv, loaded.tokenizer)
-    seg = lambda i: r.full.text[slice(*r.segments[i])]
+
+    def seg(i):
+        return r.full.text[slice(*r.segments[i])]
+
     assert seg(2) == '<|im_start|>assistant\nget_user_details({"user_id": "sara_doe_496"})<|im_end|>\n'
     assert seg(3).startswith("<|im_start|>tool\n{\"name\": {\"first_name\": \"Sara\"")
     assert conv.turns[3].role is Role.TOOL

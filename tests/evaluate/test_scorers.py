@@ -6,9 +6,23 @@ import numpy as np
 import pytest
 import torch
 
-from mtcabench.evaluate import SCORERS, BaseScorer, register_scorer, turn_shares
+from mtcabench.errors import InputError
+from mtcabench.evaluate import (
+    SCORERS,
+    BaseScorer,
+    TraceSettings,
+    make_scorer,
+    register_scorer,
+    turn_shares,
+)
 from mtcabench.evaluate._attention import PassFeatures
-from mtcabench.evaluate._scorers import AT2, AttnTrace, AverageAttention, sentence_top_k_mean
+from mtcabench.evaluate._scorers import (
+    AT2,
+    AttnTrace,
+    AverageAttention,
+    sentence_sum,
+    sentence_top_k_mean,
+)
 from mtcabench.evaluate._sentences import split_sentences
 
 
@@ -98,3 +112,44 @@ def test_turn_shares_aggregate_sentences_then_normalise():
     summed = turn_shares(scores, turns, before=5, aggregate="sum")
     assert summed[0] == pytest.approx(0.3 / 0.6)
     assert turn_shares(np.array([-1.0, np.nan]), np.array([0, 1]), before=3) == {0: 0.0}
+
+
+def test_a_new_scorer_with_settings_is_one_class_and_from_settings():
+    @register_scorer
+    class Sharpened(BaseScorer):
+        """Average attention raised to a power read from the settings (here: the seed)."""
+
+        name = "test-sharpened"
+
+        def __init__(self, power: int = 1):
+            self.power = power
+
+        @classmethod
+        def from_settings(cls, settings, loaded):
+            return cls(power=settings.seed)
+
+        def sentence_scores(self, features):
+            return sentence_sum(features.token_attn, features) ** self.power
+
+        def parameters(self):
+            return {"power": self.power}
+
+    try:
+        scorer = make_scorer("test-sharpened", TraceSettings(seed=2), None)
+        assert isinstance(scorer, Sharpened) and scorer.parameters() == {"power": 2}
+        f = features([[0.1, 0.2, 0.3]], [0, 0, 1], [True, True])
+        assert torch.allclose(scorer.sentence_scores(f), torch.tensor([[0.09, 0.09]]))
+    finally:
+        del SCORERS["test-sharpened"]
+
+
+def test_make_scorer_reads_the_settings_through_each_class():
+    at = make_scorer("attntrace", TraceSettings(attntrace_top_tokens=2, attntrace_subsamples=4,
+                                                attntrace_keep=0.5), None)
+    assert isinstance(at, AttnTrace) and at.parameters() == {
+        "top_tokens": 2, "subsamples": 4, "keep": 0.5}
+    assert isinstance(make_scorer("avg-attention", TraceSettings(), None), AverageAttention)
+    with pytest.raises(InputError, match="unknown scorer 'nope'"):
+        make_scorer("nope", TraceSettings(), None)
+    with pytest.raises(InputError, match="--scorer attntrace: attntrace needs"):
+        make_scorer("attntrace", TraceSettings(attntrace_keep=0), None)

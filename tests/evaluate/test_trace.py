@@ -9,8 +9,14 @@ import pytest
 
 from mtcabench.benchmark import load_benchmark
 from mtcabench.errors import InputError
-from mtcabench.evaluate import TraceSettings, merge_shards, render_conversation, trace_benchmark
-from mtcabench.evaluate._trace import partial_path
+from mtcabench.evaluate import (
+    SearchSettings,
+    TraceSettings,
+    merge_shards,
+    render_conversation,
+    trace_benchmark,
+)
+from mtcabench.evaluate._run import partial_path
 from mtcabench.graph import check_graph
 from mtcabench.model import (
     Edge,
@@ -175,7 +181,7 @@ def test_an_interrupted_run_resumes(loaded, sample_benchmark, sample_runs, tmp_p
     partial_path(out).write_text("\n".join(lines[:3]) + "\n")
     with pytest.raises(InputError, match="other settings"):
         trace_benchmark(sample_benchmark, {"flat": out}, model=loaded,
-                        settings=TraceSettings(top_k=2), progress=False)
+                        settings=TraceSettings(search=SearchSettings(top_k=2)), progress=False)
 
 
 def test_taubench_conversations(loaded, taubench_short_benchmark, tmp_path):
@@ -196,9 +202,56 @@ def test_bad_settings_and_inputs_are_clear_errors(loaded, sample_benchmark, tmp_
     with pytest.raises(InputError, match="unknown method"):
         trace_benchmark(sample_benchmark, {"deep": tmp_path / "o.jsonl"}, model=loaded)
     with pytest.raises(InputError, match="top_k"):
-        trace_benchmark(sample_benchmark, out, model=loaded, settings=TraceSettings(top_k=0))
+        trace_benchmark(sample_benchmark, out, model=loaded, settings=TraceSettings(search=SearchSettings(top_k=0)))
     with pytest.raises(InputError, match="K/N"):
         trace_benchmark(sample_benchmark, out, model=loaded, shard="2")
     with pytest.raises(InputError, match="not a benchmark folder"):
         trace_benchmark(tmp_path / "missing", out, model=loaded)
     assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_four_methods_in_one_run_share_one_pass_per_conversation(loaded, sample_benchmark,
+                                                                  sample_runs, tmp_path):
+    methods = ("recency", "first-user", "flat", "tokengeist")
+    outs = {m: tmp_path / f"{m}.jsonl" for m in methods}
+    report = trace_benchmark(sample_benchmark, outs, model=loaded, settings=FAST, progress=False)
+    assert report.forward_passes == 3  # one per conversation, for all four methods
+    for m in ("flat", "tokengeist"):  # the same submissions as a run of these two alone
+        header, entries = read_submission(outs[m])
+        two_header, two = read_submission(sample_runs[m, "avg-attention"][0])
+        assert entries == two and header.parameters == two_header.parameters
+        assert (header.method, header.scorer, header.notes["forward_passes"]) == (m, "avg-attention", 3)
+    free = {m: tmp_path / f"alone-{m}.jsonl" for m in ("recency", "first-user")}
+    trace_benchmark(sample_benchmark, free, progress=False)
+    for m in free:
+        header, entries = read_submission(outs[m])
+        assert (header.method, header.scorer, header.model) == (m, None, None)
+        assert header.notes["forward_passes"] == 0 and len(entries) == 5
+        assert entries == read_submission(free[m])[1]
+
+
+def test_a_new_model_based_method_shares_the_pass(loaded, sample_benchmark, sample_runs, tmp_path):
+    from dataclasses import replace
+
+    from mtcabench.evaluate import METHODS, TARGET, Method, register_method, target_graph
+    from mtcabench.evaluate._tokengeist import select_parents
+
+    @register_method
+    class BestTurn(Method):
+        name = "test-best-turn"  # the target linked to its single best-scoring turn
+
+        def graph(self, conversation, span, shares, search):
+            best = select_parents(shares(TARGET), span.turn, replace(search, top_k=1))
+            return target_graph(span.turn, [p for p, _ in best], score=best[0][1] if best else 1)
+
+    try:
+        outs = {"test-best-turn": tmp_path / "best.jsonl", "flat": tmp_path / "flat.jsonl"}
+        report = trace_benchmark(sample_benchmark, outs, model=loaded, settings=FAST,
+                                 progress=False)
+        assert report.forward_passes == 3
+        flat_entries = read_submission(sample_runs["flat", "avg-attention"][0])[1]
+        for best, flat in zip(read_submission(outs["test-best-turn"])[1], flat_entries):
+            top = max(flat.edges, key=lambda e: (e.score, e.parent))
+            assert [(e.parent, e.score) for e in best.edges] == [(top.parent, top.score)]
+    finally:
+        del METHODS["test-best-turn"]

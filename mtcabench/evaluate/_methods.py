@@ -1,0 +1,121 @@
+"""Attribution methods by name (``--method``): what builds a span's predicted graph.
+
+A method is one class registered under its name. It builds a provenance graph for a target
+span from the conversation and, when it reads a model (``uses_model = True``), from the turn
+shares of a base scorer (:data:`~mtcabench.evaluate._tokengeist.SharesFn`: the target's under
+``TARGET``, and those of any whole turn it listed in :meth:`Method.query_turns`). The run
+computes every model-based method's shares of a conversation in one set of forward passes,
+and never loads a model when only model-free methods are asked. Adding a method::
+
+    @register_method
+    class LatestUser(Method):
+        name = "latest-user"
+        uses_model = False
+
+        def graph(self, conversation, span, shares, search):
+            user = max((t.index for t in conversation.turns[: span.turn]
+                        if t.role is Role.USER), default=None)
+            return target_graph(span.turn, [] if user is None else [user])
+
+Tokengeist and flat are here; the model-free baselines are in mtcabench.evaluate._baselines.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from mtcabench.errors import InputError
+from mtcabench.evaluate._tokengeist import SearchSettings, SharesFn, flat, tokengeist
+from mtcabench.model import Conversation, Edge, ProvenanceGraph, Role, TargetSpan
+
+if TYPE_CHECKING:
+    from mtcabench.evaluate._settings import TraceSettings
+
+#: Methods by name (``--method``).
+METHODS: dict[str, type[Method]] = {}
+
+
+def register_method(cls: type[Method]) -> type[Method]:
+    """Class decorator: make a method available under its ``name``."""
+    if not cls.name:
+        raise ValueError(f"{cls.__name__} needs a name")
+    METHODS[cls.name] = cls
+    return cls
+
+
+def get_methods(names: Iterable[str]) -> dict[str, Method]:
+    """The methods called ``names``, in order; an unknown or repeated name is an InputError."""
+    out: dict[str, Method] = {}
+    for name in names:
+        if name not in METHODS:
+            raise InputError(f"unknown method {name!r}; choose one of {', '.join(METHODS)}")
+        if name in out:
+            raise InputError(f"method {name} given twice")
+        out[name] = METHODS[name]()
+    return out
+
+
+class Method(ABC):
+    """Builds the predicted provenance graph of a target span (see the module docstring)."""
+
+    #: The method's name on the command line and in submissions.
+    name: ClassVar[str] = ""
+    #: Whether the method reads turn shares from a base scorer on a model.
+    uses_model: ClassVar[bool] = True
+
+    def query_turns(self, conversation: Conversation, last_turn: int) -> list[int]:
+        """Turns before ``last_turn`` whose whole text the method may ask shares for (besides
+        the target spans, which are always scored)."""
+        return []
+
+    @abstractmethod
+    def graph(self, conversation: Conversation, span: TargetSpan, shares: SharesFn | None,
+              search: SearchSettings) -> ProvenanceGraph:
+        """The graph of ``span``; ``shares`` is None for a model-free method. Content edges
+        carry a score, structural edges none (the submission format's convention)."""
+
+    def parameters(self, settings: TraceSettings) -> dict[str, Any]:
+        """The method's own settings, as recorded in the submission header."""
+        return {}
+
+
+def target_graph(target: int, parents: Iterable[int], score: float = 1.0) -> ProvenanceGraph:
+    """The target linked directly to ``parents`` (content edges with ``score``)."""
+    parents = sorted(set(parents))
+    return ProvenanceGraph(target=target, nodes=sorted({target, *parents}),
+                           edges=[Edge(child=target, parent=p, score=score) for p in parents])
+
+
+@register_method
+class Tokengeist(Method):
+    """Tokengeist's backward search (design.md section 4; mtcabench.evaluate._tokengeist)."""
+
+    name = "tokengeist"
+
+    def query_turns(self, conversation: Conversation, last_turn: int) -> list[int]:
+        # Every assistant turn before the last target may become an intermediate node.
+        return [t.index for t in conversation.turns[:last_turn]
+                if t.role is Role.ASSISTANT and t.text]
+
+    def graph(self, conversation, span, shares, search):
+        return tokengeist(conversation, span.turn, shares, search)
+
+    def parameters(self, settings):
+        s = settings.search
+        return {"top_k": s.top_k, "threshold": s.threshold, "d_max": s.d_max, "alpha": s.alpha}
+
+
+@register_method
+class Flat(Method):
+    """The flat baseline: the base scorer once, the target linked to the selected turns."""
+
+    name = "flat"
+
+    def graph(self, conversation, span, shares, search):
+        return flat(span.turn, shares, search)
+
+    def parameters(self, settings):
+        s = settings.search
+        return {"top_k": s.top_k, "threshold": s.threshold, "alpha": s.alpha}

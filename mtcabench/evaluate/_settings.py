@@ -1,0 +1,74 @@
+"""The settings of a trace run and the evaluator's defaults, each written once.
+
+This module imports no torch: the CLI reads every default from here (and from
+:class:`~mtcabench.evaluate._tokengeist.SearchSettings`), so that ``mtcabench --help`` and
+model-free methods stay light. A bad setting raises :class:`SettingsError`, which is both a
+``ValueError`` (for Python callers) and an :class:`~mtcabench.errors.InputError` (one line and
+exit code 3 on the command line).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mtcabench.evaluate._tokengeist import SearchSettings, SettingsError
+
+#: ``--method`` when none is given.
+DEFAULT_METHOD = "tokengeist"
+#: ``--scorer`` when none is given.
+DEFAULT_SCORER = "avg-attention"
+#: ``--device`` and ``--dtype`` when none is given (see :func:`~mtcabench.evaluate.load_model`).
+DEFAULT_DEVICE = "auto"
+DEFAULT_DTYPE = "auto"
+#: How sentence scores become turn scores.
+TURN_AGGREGATES = ("max", "sum")
+
+
+@dataclass(frozen=True)
+class TraceSettings:
+    """Everything that shapes a trace's result besides model, scorer and method (see docs).
+
+    ``search`` holds the parameters of the graph search shared by Tokengeist and flat; the
+    other fields shape how the base scorer's attention becomes turn shares.
+    """
+
+    search: SearchSettings = field(default_factory=SearchSettings)
+    turn_aggregate: str = "max"
+    max_tokens: int | None = None
+    seed: int = 0
+    attntrace_top_tokens: int = 5
+    attntrace_subsamples: int = 30
+    attntrace_keep: float = 0.4
+    at2_weights: str | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.search, SearchSettings):
+            raise SettingsError(f"search must be SearchSettings, got {type(self.search).__name__}")
+        if self.turn_aggregate not in TURN_AGGREGATES:
+            raise SettingsError(f"turn aggregate must be max or sum, got {self.turn_aggregate!r}")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise SettingsError(f"max_tokens must be at least 1, got {self.max_tokens}")
+
+
+@dataclass(frozen=True)
+class RayOptions:
+    """Defaults of the Ray runner (``--ray-*``)."""
+
+    workers: int = 1
+    gpus_per_worker: float = 0
+    cpus_per_worker: float = 1
+
+
+@dataclass(frozen=True)
+class At2LearnSettings:
+    """Defaults of ``at2-learn`` (AT2's recipe; see mtcabench.evaluate._at2)."""
+
+    masks: int = 32
+    keep: float = 0.5
+    iterations: int = 1000
+    heldout: float = 0.2
+    seed: int = 0
+
+
+RAY = RayOptions()
+AT2_LEARN = At2LearnSettings()
