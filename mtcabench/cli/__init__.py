@@ -15,7 +15,7 @@ import typer
 from rich.text import Text
 from typer.core import TyperGroup
 
-from mtcabench import __version__
+from mtcabench._version import __version__
 from mtcabench.errors import ExitCode, MtcaError
 from mtcabench.progress import err_console
 

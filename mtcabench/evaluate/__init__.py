@@ -15,6 +15,9 @@ imports torch):
 - :func:`tokengeist` and :func:`flat` build graphs from any turn-share function;
   :func:`recency` and :func:`first_user` from the conversation alone.
 - :func:`learn_at2_weights` learns AT2's per-head weights from ablations.
+- :class:`Tracer` traces online, inside an agent loop: it keeps the model's key/value cache
+  between turns and answers any span without another forward pass
+  (:func:`register_online_scorer` lets a head-weighted scorer run online).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ _LAZY = {
     "Attributor": "_engine", "Query": "_engine", "turn_shares": "_engine",
     "DEFAULT_MODEL": "_loading", "LoadedModel": "_loading", "load_model": "_loading",
     "merge_shards": "_merge",
+    "OnlineStats": "_online", "Tracer": "_online", "register_online_scorer": "_online",
     "trace_with_ray": "_ray",
     "RenderedConversation": "_render", "render_conversation": "_render",
     "SCORERS": "_scorers", "BaseScorer": "_scorers", "register_scorer": "_scorers",
@@ -68,11 +72,13 @@ __all__ = [
     "BaseScorer",
     "LoadedModel",
     "Method",
+    "OnlineStats",
     "Query",
     "RenderedConversation",
     "SearchSettings",
     "TraceReport",
     "TraceSettings",
+    "Tracer",
     "first_user",
     "flat",
     "learn_at2_weights",
@@ -82,6 +88,7 @@ __all__ = [
     "merge_shards",
     "recency",
     "register_method",
+    "register_online_scorer",
     "register_scorer",
     "render_conversation",
     "target_graph",

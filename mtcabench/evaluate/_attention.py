@@ -58,48 +58,64 @@ def _rope_function(module) -> Callable:
 
 
 def layer_attention_rows(
-    module, hidden: torch.Tensor, position_embeddings, rows: torch.Tensor
+    module, hidden: torch.Tensor, position_embeddings, rows: torch.Tensor,
+    past_keys: torch.Tensor | None = None,
 ) -> Callable[[slice], torch.Tensor]:
     """A function giving the attention weights ``[heads, r, T]`` of a chunk of ``rows``.
 
-    ``hidden`` is the attention module's input ``[1, T, d]`` (after the layer's input norm).
-    Keys are computed once for all tokens; queries per chunk of rows.
+    ``hidden`` is the attention module's input ``[1, n, d]`` (after the layer's input norm).
+    Keys are computed once for all its tokens; queries per chunk of rows. With ``past_keys``
+    (the layer's cached keys ``[1, kv_heads, P, head_dim]`` of the P tokens before ``hidden``'s,
+    already rotated, as a key/value cache holds them), ``hidden`` and ``position_embeddings``
+    cover positions ``P .. P+n-1``, the weights span all ``T = P + n`` tokens and ``rows`` are
+    absolute positions of ``hidden``'s tokens (the online tracer's case).
     """
     h = hidden[0]
-    T = h.shape[0]
+    n = h.shape[0]
+    P = 0 if past_keys is None else past_keys.shape[-2]
+    T = P + n
     hd = module.head_dim
     rope = _rope_function(module)
     cos, sin = position_embeddings
-    k = module.k_proj(h).view(T, -1, hd)
+    k = module.k_proj(h).view(n, -1, hd)
     if getattr(module, "k_norm", None) is not None:
         k = module.k_norm(k)
-    k = k.transpose(0, 1).unsqueeze(0)  # [1, kvH, T, hd]
+    k = k.transpose(0, 1).unsqueeze(0)  # [1, kvH, n, hd]
     k = rope(k, k, cos, sin)[0]
-    k = k.repeat_interleave(module.num_key_value_groups, dim=1)[0].float()  # [H, T, hd]
+    if past_keys is not None:
+        k = torch.cat([past_keys.to(k.dtype), k], dim=2)  # [1, kvH, T, hd]
+    # Grouped-query heads share a key head: query head j reads key head j // groups. The
+    # queries are grouped instead of the keys expanded (no copy of every key per group).
+    k = k[0].float()  # [kvH, T, hd]
+    groups = module.num_key_value_groups
     keys = torch.arange(T, device=h.device)
     window = getattr(module, "sliding_window", None)
 
     def weights(chunk: slice) -> torch.Tensor:
         r = rows[chunk]
-        q = module.q_proj(h[r]).view(len(r), -1, hd)
+        q = module.q_proj(h[r - P]).view(len(r), -1, hd)
         if getattr(module, "q_norm", None) is not None:
             q = module.q_norm(q)
         q = q.transpose(0, 1).unsqueeze(0)  # [1, H, r, hd]
-        q = rope(q, q, cos[:, r], sin[:, r])[0][0].float()  # [H, r, hd]
-        scores = torch.matmul(q, k.transpose(1, 2)) * module.scaling  # [H, r, T]
-        masked = keys[None, :] > r[:, None]
+        q = rope(q, q, cos[:, r - P], sin[:, r - P])[0][0].float()  # [H, r, hd]
+        n_heads = q.shape[0]
+        q = (q * module.scaling).reshape(n_heads // groups, groups * len(r), hd)
+        scores = torch.matmul(q, k.transpose(1, 2)).view(n_heads, len(r), T)  # [H, r, T]
         if window:
-            masked |= keys[None, :] <= r[:, None] - window
-        scores.masked_fill_(masked[None], float("-inf"))
+            masked = (keys[None, :] > r[:, None]) | (keys[None, :] <= r[:, None] - window)
+            scores.masked_fill_(masked[None], float("-inf"))
+        else:  # causal only: no key before the chunk's first row is masked
+            r0 = int(r.min())
+            scores[:, :, r0:].masked_fill_((keys[None, r0:] > r[:, None])[None], float("-inf"))
         return torch.softmax(scores, dim=-1)
 
     return weights
 
 
-def row_chunks(n_rows: int, n_heads: int, n_tokens: int) -> list[slice]:
-    """Row chunks keeping one chunk's weights under :data:`CHUNK_BYTES`."""
+def row_chunks(n_rows: int, n_heads: int, n_tokens: int, budget: int = CHUNK_BYTES) -> list[slice]:
+    """Row chunks keeping one chunk's weights under ``budget`` bytes."""
     per_row = max(1, n_heads * n_tokens * 4)
-    size = max(1, CHUNK_BYTES // per_row)
+    size = max(1, budget // per_row)
     return [slice(i, min(i + size, n_rows)) for i in range(0, n_rows, size)]
 
 

@@ -191,6 +191,53 @@ def _render(tokenizer, messages: list[dict]) -> str:
         raise InputError(f"the chat template refused the conversation: {exc}") from None
 
 
+def place_text(
+    tokenizer, messages: list[dict], i: int, text: str, rendered: str, search_from: int,
+    where: str,
+) -> tuple[int, tuple[int, int]]:
+    """Where message ``i``'s ``text`` sits in ``rendered`` (the rendering of ``messages``):
+    the rendered position of ``text`` offset 0, and the rendered range of the text as shown.
+
+    Renders once more with a sentinel in place of the text and checks that putting the text
+    back gives ``rendered`` (a template's ``trim`` of the text is allowed for).
+    """
+    with_sentinel = _render(tokenizer, [*messages[:i], {**messages[i], "content": SENTINEL},
+                                        *messages[i + 1 :]])
+    at = with_sentinel.find(SENTINEL, search_from)
+    if at < 0 or with_sentinel.count(SENTINEL) != 1:
+        raise InputError(f"{where}, turn {i}: the chat template does not show the turn's "
+                         "text (or shows it twice); cannot locate the turn")
+    origin, present = at, text
+    if with_sentinel.replace(SENTINEL, text) != rendered:
+        stripped = text.strip()
+        if with_sentinel.replace(SENTINEL, stripped) != rendered:
+            raise InputError(f"{where}, turn {i}: the chat template rewrites the turn's text "
+                             "(beyond trimming blanks); offsets into Turn.text cannot be mapped")
+        # A trimming template: Turn.text offset k sits at at + (k - leading blanks).
+        origin = at - (len(text) - len(text.lstrip()))
+        present = stripped
+    return origin, (at, at + len(present))
+
+
+def turn_sentences(turn, origin: int, chars: tuple[int, int]) -> list[tuple[Sentence, tuple[int, int]]]:
+    """The sentences of a turn placed at ``origin`` (see :func:`place_text`), each with its
+    rendered character range (clipped to what the template shows; empty ones left out)."""
+    lo, hi = chars
+    out = []
+    for a, b in split_sentences(turn.text):
+        ra, rb = max(origin + a, lo), min(origin + b, hi)
+        if rb > ra:
+            out.append((Sentence(turn.index, a, b), (ra, rb)))
+    return out
+
+
+def make_layout(tokenizer, text: str, origins: list[int], turn_chars: list[tuple[int, int]],
+                sentence_chars: list[tuple[int, int] | None]) -> Layout:
+    """The layout of a whole rendered string (tokenised here)."""
+    ids, offsets = _tokenize(tokenizer, text)
+    return Layout(text, ids, offsets, origins, turn_chars, sentence_chars)
+
+
 def render_conversation(
     conversation: Conversation, tokenizer, *, upto: int | None = None
 ) -> RenderedConversation:
@@ -211,34 +258,17 @@ def render_conversation(
                 "concatenation of its turns (the rendering of earlier turns changed when turn "
                 f"{i} was added); mtcabench needs such a template to know each turn's tokens"
             )
-        with_sentinel = _render(tokenizer, messages[:i] + [{**messages[i], "content": SENTINEL}])
-        at = with_sentinel.find(SENTINEL, len(prev))
-        if at < 0 or with_sentinel.count(SENTINEL) != 1:
-            raise InputError(f"{where}, turn {i}: the chat template does not show the turn's "
-                             "text (or shows it twice); cannot locate the turn")
-        text = turn.text
-        origin, present = at, text
-        if with_sentinel.replace(SENTINEL, text) != rendered:
-            stripped = text.strip()
-            if with_sentinel.replace(SENTINEL, stripped) != rendered:
-                raise InputError(f"{where}, turn {i}: the chat template rewrites the turn's text "
-                                 "(beyond trimming blanks); offsets into Turn.text cannot be mapped")
-            # A trimming template: Turn.text offset k sits at at + (k - leading blanks).
-            origin = at - (len(text) - len(text.lstrip()))
-            present = stripped
+        origin, chars = place_text(tokenizer, messages[: i + 1], i, turn.text, rendered,
+                                   len(prev), where)
         segments.append((len(prev), len(rendered)))
         origins.append(origin)
-        turn_chars.append((at, at + len(present)))
+        turn_chars.append(chars)
         prev = rendered
     sentences: list[Sentence] = []
     sentence_chars: list[tuple[int, int] | None] = []
     for turn in turns:
-        lo, hi = turn_chars[turn.index]
-        for a, b in split_sentences(turn.text):
-            ra, rb = max(origins[turn.index] + a, lo), min(origins[turn.index] + b, hi)
-            if rb > ra:
-                sentences.append(Sentence(turn.index, a, b))
-                sentence_chars.append((ra, rb))
-    ids, offsets = _tokenize(tokenizer, prev)
-    full = Layout(prev, ids, offsets, origins, turn_chars, sentence_chars)
+        for sentence, chars in turn_sentences(turn, origins[turn.index], turn_chars[turn.index]):
+            sentences.append(sentence)
+            sentence_chars.append(chars)
+    full = make_layout(tokenizer, prev, origins, turn_chars, sentence_chars)
     return RenderedConversation(conversation, upto, sentences, segments, full, tokenizer)

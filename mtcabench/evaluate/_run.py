@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import mtcabench.evaluate._loading as _loading  # load_model looked up at call time (tests)
-from mtcabench import __version__
+from mtcabench._version import __version__
 from mtcabench.benchmark import Benchmark, load_benchmark
 from mtcabench.errors import InputError
 from mtcabench.evaluate._engine import Attributor

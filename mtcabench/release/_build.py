@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from mtcabench import __version__
+from mtcabench._version import __version__
 from mtcabench.benchmark import (CARD_NAME, CHANGELOG_NAME, ConfigFiles, ReleaseManifest,
                                  read_manifest, write_checksums, write_manifest)
 from mtcabench.benchmark.tables import (CONVERSATION_FEATURES, SPAN_FEATURES, conversation_row,

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mtcabench import __version__
+from mtcabench._version import __version__
 from mtcabench.benchmark import (
     CHECKSUMS_NAME,
     read_checksums,

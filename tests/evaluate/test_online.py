@@ -1,0 +1,273 @@
+"""The online Tracer (real model): its graphs and shares equal offline `trace`'s on every span
+of the sample and of ten real TauBench conversations; it answers without a forward pass,
+crops and recomputes where a template re-renders earlier text, and refuses what it cannot do."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+from mtcabench.annotate.lineage import propose_conversation
+from mtcabench.benchmark import load_benchmark
+from mtcabench.errors import InputError
+from mtcabench.evaluate import (
+    Attributor,
+    LoadedModel,
+    Query,
+    Tracer,
+    TraceSettings,
+    make_scorer,
+    trace_conversation,
+    turn_shares,
+)
+from mtcabench.evaluate._attention import query_features
+from mtcabench.evaluate._online import as_message
+from mtcabench.evaluate._scorers import AverageAttention
+from mtcabench.graph import check_graph, depth, sources
+from mtcabench.ingest import read_taubench
+from mtcabench.model import (
+    BenchmarkSpan,
+    DecisionSource,
+    DependencyType,
+    ProvenanceGraph,
+    Role,
+    TargetSpan,
+    Verdict,
+    span_id,
+)
+
+pytestmark = pytest.mark.model
+
+TOL = 1e-4
+METHODS = ("tokengeist", "flat")
+#: Ten short real TauBench airline conversations with values to trace (2,088-2,471 tokens with
+#: SmolLM2's template, 12-18 turns, 3-18 lineage spans each): the shortest of
+#: gpt-4o-airline.json with at least three lineage spans, so that the test runs in minutes on
+#: 2 cores.
+TAUBENCH_IDS = [
+    "taubench/airline/gpt-4o/task-38/trial-3",
+    "taubench/airline/gpt-4o/task-42/trial-3",
+    "taubench/airline/gpt-4o/task-39/trial-3",
+    "taubench/airline/gpt-4o/task-19/trial-2",
+    "taubench/airline/gpt-4o/task-12/trial-0",
+    "taubench/airline/gpt-4o/task-12/trial-1",
+    "taubench/airline/gpt-4o/task-41/trial-3",
+    "taubench/airline/gpt-4o/task-48/trial-0",
+    "taubench/airline/gpt-4o/task-35/trial-1",
+    "taubench/airline/gpt-4o/task-43/trial-0",
+]
+
+
+def lineage_spans(conv) -> list[BenchmarkSpan]:
+    """Every span the lineage annotator proposes on a conversation, and every answer as a
+    whole (what `explain` traces by default), as benchmark spans (trace reads no gold)."""
+    spans = [BenchmarkSpan(
+        id=c.id, conversation_id=conv.id, source=conv.source, domain=conv.domain, span=c.span,
+        dependency_type=c.dependency_type, graph=c.graph, depth=depth(c.graph),
+        sources=sources(c.graph, conv), decision_source=DecisionSource.AUTO,
+        verdict=Verdict.ACCEPT) for c in propose_conversation(conv)]
+    for t in conv.turns:
+        if t.role is Role.ASSISTANT and t.content.strip():
+            span = TargetSpan(turn=t.index, start=0, end=len(t.content), text=t.content)
+            alone = ProvenanceGraph(target=t.index, nodes=[t.index], edges=[])
+            spans.append(BenchmarkSpan(
+                id=span_id(conv.id, span), conversation_id=conv.id, source=conv.source,
+                domain=conv.domain, span=span, dependency_type=DependencyType.DIRECT,
+                graph=alone, depth=0, sources=[], decision_source=DecisionSource.AUTO,
+                verdict=Verdict.ACCEPT))
+    return spans
+
+
+@pytest.fixture(scope="module")
+def taubench_ten(taubench_airline):
+    by_id = {c.id: c for c in read_taubench(taubench_airline) if c.id in TAUBENCH_IDS}
+    return [by_id[i] for i in TAUBENCH_IDS]
+
+
+def offline(loaded, conv, spans, settings, scorer="avg-attention"):
+    """`trace_conversation`'s entries per method, and the shares its one pass computed."""
+    attributor = Attributor(loaded, make_scorer(scorer, settings, loaded),
+                            aggregate=settings.turn_aggregate)
+    seen: dict = {}
+    compute = attributor.shares
+
+    def spy(rendered, queries):
+        out = compute(rendered, queries)
+        seen.update(out)
+        return out
+
+    attributor.shares = spy
+    result = trace_conversation(attributor, conv, spans, METHODS, settings)
+    assert result.forward_passes == 1 and not result.skipped
+    return result.entries, seen
+
+
+def check_equivalent(loaded, conv, spans, settings=TraceSettings(), scorer="avg-attention"):
+    entries, off_shares = offline(loaded, conv, spans, settings, scorer)
+    tracer = Tracer(loaded, scorer=scorer, settings=settings, conversation_id=conv.id)
+    for turn in conv.turns:
+        tracer.add(as_message(turn))  # as an agent loop would: OpenAI chat messages
+    assert tracer.stats.crops == 0 and tracer.stats.tokens_fed <= tracer.stats.tokens
+    tracer.flush()
+    passes = tracer.stats.forward_calls
+    assert tracer.stats.tokens_fed == tracer.stats.tokens  # every token processed once
+    worst = 0.0
+    for k, s in enumerate(spans):
+        on = tracer.shares(s.span.turn, s.span.start, s.span.end)
+        off = off_shares[s.id]
+        assert set(on) == set(off), s.id
+        worst = max([worst, *(abs(on[t] - off[t]) for t in off)])
+        for m in METHODS:
+            graph = tracer.explain(s.span.turn, s.span, method=m)
+            got = sorted((e.child, e.parent, e.score) for e in graph.edges)
+            want = sorted((e.child, e.parent, e.score) for e in entries[m][k].edges)
+            assert [g[:2] for g in got] == [w[:2] for w in want], (s.id, m)
+            for g, w in zip(got, want):
+                assert (g[2] is None) == (w[2] is None)
+                if g[2] is not None:
+                    assert abs(g[2] - w[2]) < TOL, (s.id, m, g, w)
+            if m == "tokengeist":
+                assert not check_graph(graph, conv, s.span, record=s.id)
+    for t in conv.turns:  # every intermediate node Tokengeist may ask for
+        if t.role is Role.ASSISTANT and t.text and t.index in off_shares:
+            on = tracer.shares(t.index, 0, len(t.text))
+            assert set(on) == set(off_shares[t.index])
+            worst = max([worst, *(abs(on[i] - v) for i, v in off_shares[t.index].items())])
+    assert worst < TOL
+    assert tracer.stats.forward_calls == passes  # the answers ran no forward pass
+    return tracer
+
+
+def test_sample_spans_equal_offline(loaded, sample_benchmark):
+    bench = load_benchmark(sample_benchmark)
+    for conv in bench.conversations.values():
+        spans = [s for s in bench.spans if s.conversation_id == conv.id] + lineage_spans(conv)
+        assert spans, conv.id
+        check_equivalent(loaded, conv, spans)
+
+
+def test_sample_at2_equal_offline(loaded, sample_benchmark):
+    bench = load_benchmark(sample_benchmark)
+    conv = next(iter(bench.conversations.values()))
+    spans = [s for s in bench.spans if s.conversation_id == conv.id]
+    check_equivalent(loaded, conv, spans, scorer="at2")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("index", range(len(TAUBENCH_IDS)))
+def test_taubench_spans_equal_offline(loaded, taubench_ten, index):
+    conv = taubench_ten[index]
+    spans = lineage_spans(conv)
+    assert spans, conv.id
+    check_equivalent(loaded, conv, spans)
+
+
+def test_explain_runs_no_forward_pass(loaded, sample_path, monkeypatch):
+    conv = next(read_taubench(sample_path))
+    tracer = Tracer(loaded, pass_tokens=0)  # the model runs at every add
+    batched = Tracer(loaded, pass_tokens=10_000)  # ... or at the first answer
+    sizes = []
+    for turn in conv.turns:
+        before = tracer.stats.tokens_fed
+        tracer.add(turn)
+        sizes.append(tracer.stats.tokens_fed - before)
+        assert tracer.pending_tokens == 0
+    assert tracer.stats.forward_calls == len(conv.turns) and sum(sizes) == tracer.stats.tokens
+    calls = []
+    real = type(loaded.model).forward
+    monkeypatch.setattr(type(loaded.model), "forward",
+                        lambda self, *a, **k: calls.append(1) or real(self, *a, **k))
+    graph = tracer.explain()  # the last answer, whole
+    last = max(t.index for t in conv.turns if t.role is Role.ASSISTANT and t.content.strip())
+    assert graph.target == last and graph.edges and not calls
+    # the same answers as a tracer that ran the model in one pass
+    batched.extend(conv.turns)
+    assert batched.stats.forward_calls == 0 and batched.pending_tokens == batched.stats.tokens
+    for t in conv.turns:
+        if t.role is Role.ASSISTANT:
+            a, b = tracer.shares(t.index, 0, len(t.text)), batched.shares(t.index, 0, len(t.text))
+            assert set(a) == set(b) and all(abs(a[i] - b[i]) < TOL for i in a)
+    assert batched.stats.forward_calls == 1
+
+
+def test_reset_and_context_limit(loaded, sample_path):
+    conv = next(read_taubench(sample_path))
+    tracer = Tracer(loaded, settings=TraceSettings(max_tokens=400))
+    with pytest.raises(InputError, match=r"turn \d+: the conversation would be \d+ tokens, "
+                                         r"beyond the 400-token limit"):
+        tracer.extend(conv.turns)
+    kept = len(tracer.turns)
+    assert 0 < kept < len(conv.turns) and tracer.stats.tokens <= 400  # the turn was not added
+    assert tracer.stats.turns == kept
+    tracer.reset()
+    assert tracer.turns == [] and tracer.stats.tokens == 0
+    tracer.add(conv.turns[0])
+    assert len(tracer.turns) == 1
+
+
+def test_tool_message_checked_as_it_comes(loaded):
+    tracer = Tracer(loaded)
+    tracer.add({"role": "user", "content": "hi"})
+    with pytest.raises(InputError, match=r"message 1: tool result answers call 'nope'"):
+        tracer.add({"role": "tool", "tool_call_id": "nope", "content": "{}"})
+    assert len(tracer.turns) == 1
+
+
+def test_scorers_that_cannot_run_online_are_refused(loaded):
+    with pytest.raises(InputError, match=r"attntrace cannot run online: it scores each sentence "
+                                         r"over 30 forward passes"):
+        Tracer(loaded, scorer="attntrace")
+
+    class Peak(AverageAttention):
+        name = "peak"
+
+    with pytest.raises(InputError, match=r"scorer 'peak' has no online form"):
+        Tracer(loaded, scorer=Peak())
+
+
+def test_template_that_rerenders_earlier_turns_crops_and_recomputes(loaded, sample_path):
+    """A template that marks the last message differently re-renders the previous one when a
+    message follows: the tracer crops to the common prefix and recomputes, and its shares
+    equal those of one pass over the final tokens."""
+    tok = copy.deepcopy(loaded.tokenizer)
+    tok.chat_template = (
+        "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
+        "{% if loop.last %}<|im_start|>(latest)\n{% endif %}{% endfor %}")
+    shifted = LoadedModel(loaded.model, tok, "smollm2-last-marked", loaded.context_length)
+    conv = next(read_taubench(sample_path))
+    tracer = Tracer(shifted, pass_tokens=0)
+    tracer.extend(conv.turns)
+    st = tracer.stats
+    assert st.crops == len(conv.turns) - 1 and st.recomputed_tokens > 0
+    assert st.tokens_fed == st.tokens + st.recomputed_tokens
+    layout = tracer.layout
+    assert layout.text.endswith("<|im_start|>(latest)\n")
+    turns = np.array([s.turn for s in tracer.sentences])
+    answers = [t for t in conv.turns if t.role is Role.ASSISTANT and t.text]
+    rows = [np.arange(*layout.span_tokens(t.index, 0, len(t.text))) for t in answers]
+    feats = query_features(loaded.model, layout.input_ids, rows, layout.token_sentence,
+                           len(layout.sentence_chars), with_heads=False)
+    scores = AverageAttention().sentence_scores(feats).double().numpy()
+    for q, t in enumerate(answers):
+        want = turn_shares(scores[q], turns, t.index)
+        got = tracer.shares(t.index, 0, len(t.text))
+        assert set(got) == set(want) and all(abs(got[i] - want[i]) < TOL for i in want)
+
+
+def test_offline_and_online_queries_agree_on_the_default_target(loaded, sample_path):
+    """``Tracer.target()``'s default is the last answer's whole content, as `explain`'s."""
+    conv = next(read_taubench(sample_path))
+    tracer = Tracer(loaded)
+    tracer.extend(conv.turns)
+    target = tracer.target()
+    last = max(t.index for t in conv.turns if t.role is Role.ASSISTANT and t.content.strip())
+    assert (target.turn, target.start, target.end) == (last, 0, len(conv.turns[last].content))
+    from mtcabench.evaluate import render_conversation
+
+    rendered = render_conversation(conv, loaded.tokenizer)
+    off = Attributor(loaded, make_scorer("avg-attention", TraceSettings(), loaded)).shares(
+        rendered, [Query("t", last, 0, target.end)])["t"]
+    on = tracer.shares(last, 0, target.end)
+    assert set(on) == set(off) and max(abs(on[i] - off[i]) for i in off) < TOL
