@@ -11,10 +11,12 @@ pyproject.toml's ``[tool.importlinter]``, checked in CI by scripts/lint.sh):
   (embedded llama.cpp and Label Studio), ``validate``, ``stats``;
 - the stages, each a module or sub-package named after it and independent of the others:
   ``raw``, ``ingest``, ``annotate``, ``review``, ``release``, ``evaluate``, ``scoring``;
-- on top: :mod:`~mtcabench.demo` (the main job end to end) and :mod:`~mtcabench.cli`.
+- on top: :mod:`~mtcabench.demo` (the main job end to end), :mod:`~mtcabench.explainer`
+  (trace any transcript) and :mod:`~mtcabench.cli`.
 
-The public names here are imported on first use, so that ``import mtcabench`` stays light
-(no torch): :class:`Tracer` (online tracing inside an agent loop). Stages read the version from
+The public functions here are imported on first use, so that ``import mtcabench`` stays light
+(no torch): :func:`explain` (the provenance graph of a span of any conversation) and
+:class:`Tracer` (online tracing inside an agent loop). Stages read the version from
 :mod:`mtcabench._version`, never from here: this module names the top layer.
 """
 
@@ -27,7 +29,9 @@ from mtcabench._version import __version__
 
 def __getattr__(name: str) -> Any:
     # Imported on first use (and then kept), so that ``import mtcabench`` imports no stage.
-    if name == "Tracer":
+    if name == "explain":
+        from mtcabench.explainer import explain as value
+    elif name == "Tracer":
         from mtcabench.evaluate import Tracer as value
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -39,4 +43,4 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
-__all__ = ["Tracer", "__version__"]
+__all__ = ["Tracer", "__version__", "explain"]

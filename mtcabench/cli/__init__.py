@@ -76,6 +76,7 @@ def _register() -> None:
     from mtcabench.cli import (  # noqa: PLC0415 - registration order is the help order
         annotate,
         demo,
+        explain,
         ingest,
         raw,
         release,
@@ -85,7 +86,7 @@ def _register() -> None:
         validate,
     )
 
-    for module in (raw, ingest, validate, annotate, review, release, trace, score, demo):
+    for module in (raw, ingest, validate, annotate, review, release, trace, score, explain, demo):
         module.register(app)
 
 

@@ -25,7 +25,8 @@ from mtcabench.scoring.submission import check_against_benchmark, read_submissio
 Pair = tuple[int, int]
 
 BOTH, MISSED, EXTRA, GOLD = "#2e8b57", "#d62728", "#ff8c00", "#333333"
-_COLOURS = {"both": BOTH, "missed": MISSED, "extra": EXTRA, "gold": GOLD}
+PREDICTED = "#1f77b4"  # an edge of a view without gold (mtcabench explain)
+_COLOURS = {"both": BOTH, "missed": MISSED, "extra": EXTRA, "gold": GOLD, "predicted": PREDICTED}
 _ROLE_FILL = {Role.SYSTEM: "#eeeeee", Role.USER: "#dbe9f7", Role.ASSISTANT: "#ffffff",
               Role.TOOL: "#fdf3d0"}
 
@@ -39,6 +40,8 @@ class SpanView:
     predicted: list[PredictedEdge] | None  # None: no submission given
     label: str = "prediction"
     status: str = "predicted"  # predicted, missing or skipped
+    #: False where the span has no gold graph (``mtcabench explain``): predictions only.
+    with_gold: bool = True
     scores: dict[Pair, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -56,7 +59,10 @@ class SpanView:
         return {(e.child, e.parent) for e in self.predicted or []}
 
     def kind(self, pair: Pair) -> str:
-        """'both', 'missed' (gold only), 'extra' (predicted only); 'gold' without a submission."""
+        """'both', 'missed' (gold only), 'extra' (predicted only); 'gold' without a submission;
+        'predicted' without gold."""
+        if not self.with_gold:
+            return "predicted"
         if self.predicted is None:
             return "gold"
         if pair in self.gold and pair in self.pred:
@@ -86,6 +92,9 @@ def _one_line(text: str, limit: int) -> str:
 
 
 def _legend(view: SpanView) -> str:
+    if not view.with_gold:
+        return (f'<text x="10" y="58"><tspan fill="{PREDICTED}">\u25a0 predicted edge (score: '
+                'the parent turn\'s share)</tspan></text>')
     if view.predicted is None:
         return f'<text x="10" y="58"><tspan fill="{GOLD}">\u25a0 gold edge</tspan></text>'
     return (f'<text x="10" y="58"><tspan fill="{BOTH}">\u25a0 in both</tspan>  '
@@ -111,7 +120,8 @@ def render_svg(view: SpanView) -> str:
             for name, colour in _COLOURS.items()) + "</defs>",
         f'<text x="10" y="20" font-size="14" font-weight="bold">{e(view.span.id)}</text>',
         (f'<text x="10" y="40">{e(view.span.dependency_type.value)}; gold edges on the left, '
-         f'{e(view.label)} ({e(view.status)}) on the right</text>'),
+         f'{e(view.label)} ({e(view.status)}) on the right</text>' if view.with_gold else
+         f'<text x="10" y="40">{e(view.label)}: edges on the right</text>'),
         _legend(view),
     ]
     target = view.span.graph.target
@@ -160,13 +170,14 @@ def render_html(view: SpanView) -> str:
     """A page: the span's facts and metrics, the SVG, the edges, and every turn in full."""
     e = html.escape
     span = view.span
-    metrics = view.metrics() if view.predicted is not None else {}
+    metrics = view.metrics() if view.predicted is not None and view.with_gold else {}
     rows = "".join(
         f"<tr><td>{e(METRICS[k])}</td><td>{'n/a' if v is None else f'{v:.3f}'}</td></tr>"
         for k, v in metrics.items())
     edges = "".join(
         f'<tr style="color:{_colour(view, p)}"><td>{p[0]} \u2192 {p[1]}</td>'
-        f"<td>{'yes' if p in view.gold else 'no'}</td><td>{'yes' if p in view.pred else 'no'}</td>"
+        f"<td>{('yes' if p in view.gold else 'no') if view.with_gold else 'n/a'}</td>"
+        f"<td>{'yes' if p in view.pred else 'no'}</td>"
         f"<td>{view.scores.get(p, '')}</td><td>{view.kind(p)}</td></tr>"
         for p in sorted(view.gold | view.pred, reverse=True))
     turns = []
@@ -178,6 +189,9 @@ def render_html(view: SpanView) -> str:
                     + e(t.text[s.end :]))
         turns.append(f'<div class="turn {t.role.value}"><b>#{t.index} {t.role.value}</b>'
                      f"<pre>{text}</pre></div>")
+    facts = (f"""<p>dependency type <b>{e(span.dependency_type.value)}</b>; source {e(span.source)}/{e(span.domain)};
+gold depth {span.depth}; gold sources {span.sources}; {e(view.label)}: <b>{e(view.status)}</b></p>"""
+             if view.with_gold else f"<p>{e(view.label)}: <b>{e(view.status)}</b>; no gold graph</p>")
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{e(span.id)}</title>
 <style>body{{font-family:sans-serif;margin:1.5em}} pre{{white-space:pre-wrap;margin:.3em 0}}
@@ -186,8 +200,7 @@ table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:2px 8px}}
 .user{{background:#dbe9f7}} .tool{{background:#fdf3d0}} .system{{background:#eee}}
 mark{{background:#ffe066}}</style></head><body>
 <h1>{e(span.id)}</h1>
-<p>dependency type <b>{e(span.dependency_type.value)}</b>; source {e(span.source)}/{e(span.domain)};
-gold depth {span.depth}; gold sources {span.sources}; {e(view.label)}: <b>{e(view.status)}</b></p>
+{facts}
 <p>target span: <mark>{e(span.span.text)}</mark></p>
 {f'<table><tr><th>metric (this span)</th><th>value</th></tr>{rows}</table>' if rows else ''}
 <h2>Graphs</h2>
@@ -207,7 +220,7 @@ gold depth {span.depth}; gold sources {span.sources}; {e(view.label)}: <b>{e(vie
 def _edge_label(view: SpanView, pair: Pair) -> str:
     kind = view.kind(pair)
     label = {"both": "gold+predicted", "missed": "gold only (missed)",
-             "extra": "predicted only", "gold": "gold"}[kind]
+             "extra": "predicted only", "gold": "gold", "predicted": "predicted"}[kind]
     if pair in view.scores:
         label += f" {view.scores[pair]:.2f}"
     return label

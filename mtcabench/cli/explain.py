@@ -1,0 +1,96 @@
+"""`mtcabench explain FILE`: where the values and claims of an agent's answer came from.
+
+Reads a transcript as agents log it (OpenAI chat messages, a TauBench run, our conversation
+records), attributes the chosen spans with Tokengeist (and flat, or any method, for
+comparison) on a causal LM, prints each provenance graph as a tree and, with ``--out``,
+writes ``explain.json`` and one HTML page per span and method. torch is imported only when
+the command runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from mtcabench.cli import options
+from mtcabench.cli.trace import _eval_extra
+from mtcabench.evaluate import METHODS
+from mtcabench.evaluate._loading import DEFAULT_MODEL
+from mtcabench.evaluate._settings import DEFAULT_DEVICE, DEFAULT_DTYPE, DEFAULT_METHOD, TraceSettings
+from mtcabench.evaluate._tokengeist import SearchSettings
+from mtcabench.progress import err_console
+
+_SEARCH, _TRACE = SearchSettings(), TraceSettings()
+
+
+def explain(
+    file: Path = typer.Argument(..., help="Transcript: OpenAI chat messages (a JSON list, "
+                                "{\"messages\": [...]}, or one message per line), a TauBench "
+                                "run or trajectory file, or conversation records (JSONL)."),
+    conversation: str | None = typer.Option(None, "--conversation", help="Which conversation "
+                                            "of a file holding several: its id, the end of its "
+                                            "id (task-3/trial-0), or its position from 0."),
+    turn: int | None = typer.Option(None, "--turn", help="Assistant turn to explain, from 0 "
+                                    "[default: the last one with content]."),
+    span: str | None = typer.Option(None, "--span", help="Text of the turn to explain (its "
+                                    "first occurrence); needs --turn."),
+    start: int | None = typer.Option(None, "--start", help="Start offset of the span in the "
+                                     "turn's text (with --end and --turn)."),
+    end: int | None = typer.Option(None, "--end", help="End offset (exclusive)."),
+    values: bool = typer.Option(False, "--values", help="Explain every id-, date- and "
+                                "amount-like value of the turn (the lineage annotator's values)."),
+    method: list[str] = typer.Option([DEFAULT_METHOD], help=f"{', '.join(METHODS)}; repeat to "
+                                     "compare (e.g. --method tokengeist --method flat)."),
+    scorer: str = options.scorer(),
+    model: str = typer.Option(DEFAULT_MODEL, help="Model: the default SmolLM2 (from its GGUF), "
+                              "a .gguf file, a model folder or a Hub id."),
+    out: Path | None = options.out("Folder to write explain.json and the HTML pages into.",
+                                   default=None),
+    top_k: int = typer.Option(_SEARCH.top_k, help="Turns kept per node (highest shares)."),
+    threshold: float = typer.Option(_SEARCH.threshold, help="Least turn share to keep."),
+    d_max: int = typer.Option(_SEARCH.d_max, help="Tokengeist: most content edges on a path."),
+    alpha: float = typer.Option(_SEARCH.alpha, help="Relative pruning threshold."),
+    max_tokens: int | None = typer.Option(_TRACE.max_tokens, help="Token limit (default: the "
+                                          "model's context); a span past it is refused."),
+    at2_weights: Path | None = typer.Option(None, help="AT2 per-head weights (default: the "
+                                            "shipped file for the default model)."),
+    device: str = typer.Option(DEFAULT_DEVICE, help="auto, cpu, cuda, ..."),
+    dtype: str = typer.Option(DEFAULT_DTYPE, help="auto, float32, bfloat16, float16."),
+) -> None:
+    """Explain a span of a transcript: its provenance graph over the turns, as a tree."""
+    from mtcabench.explainer import (
+        explain_conversation,
+        output_paths,
+        render_trees,
+        resolve_targets,
+        write_explanation,
+    )
+    from mtcabench.io import check_outputs_are_not_inputs
+    from mtcabench.transcripts import read_transcript
+
+    settings = TraceSettings(
+        search=SearchSettings(top_k=top_k, threshold=threshold, d_max=d_max, alpha=alpha),
+        max_tokens=max_tokens, at2_weights=str(at2_weights) if at2_weights else None)
+    conv = read_transcript(file, conversation)
+    targets = resolve_targets(conv, turn=turn, span=span, start=start, end=end, values=values)
+    if out is not None:
+        check_outputs_are_not_inputs([file, at2_weights], output_paths(targets, method, out))
+    with _eval_extra():
+        result = explain_conversation(conv, targets, model=model, scorer=scorer,
+                                      methods=method, settings=settings, device=device,
+                                      dtype=dtype)
+    console = Console(soft_wrap=False)
+    for tree in render_trees(result):
+        console.print(tree)
+    if out is not None:
+        paths = write_explanation(result, out)
+        err_console.print(f"wrote {paths[0]} and {len(paths) - 1} HTML page(s) to {out}")
+    err_console.print(f"{conv.id}: {len(targets)} span(s), {result.tokens} tokens, "
+                      f"{result.forward_passes} forward pass(es)"
+                      + (f" on {result.model} ({result.scorer})" if result.model else ""))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("explain")(explain)

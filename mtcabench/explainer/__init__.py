@@ -1,0 +1,33 @@
+"""Tracing any transcript: where the values and claims of an agent's answer came from.
+
+The application behind ``mtcabench explain`` and ``mtcabench.explain(...)``, on top of the
+stages (like :mod:`mtcabench.demo`): it reads a conversation as agents log it
+(:mod:`mtcabench.transcripts`), chooses the spans (given text or offsets, the last answer, or
+every value the lineage annotator finds in a turn: :func:`mtcabench.annotate.lineage.propose_conversation`),
+attributes them with the evaluator in one set of forward passes (Tokengeist, flat or any
+registered method; any base scorer), and shows the result as a tree, a JSON file and HTML
+pages drawn by the renderer of ``mtcabench show``. Online tracing inside an agent loop is
+:class:`mtcabench.evaluate.Tracer`.
+
+It is called ``explainer`` rather than ``explain`` so that the package's root function
+``mtcabench.explain`` is never shadowed by a submodule of the same name.
+"""
+
+from __future__ import annotations
+
+from mtcabench.explainer._explain import Explanation, as_conversation, explain, explain_conversation
+from mtcabench.explainer._output import output_paths, render_tree, render_trees, write_explanation
+from mtcabench.explainer._targets import resolve_targets, value_targets
+
+__all__ = [
+    "Explanation",
+    "as_conversation",
+    "explain",
+    "explain_conversation",
+    "output_paths",
+    "render_tree",
+    "render_trees",
+    "resolve_targets",
+    "value_targets",
+    "write_explanation",
+]

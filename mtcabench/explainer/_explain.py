@@ -1,0 +1,177 @@
+"""Explaining spans of one conversation offline: one set of forward passes, every method."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mtcabench.errors import InputError
+from mtcabench.evaluate import (
+    DEFAULT_MODEL,
+    TARGET,
+    Attributor,
+    LoadedModel,
+    Query,
+    TraceSettings,
+    render_conversation,
+)
+from mtcabench.evaluate._methods import get_methods
+from mtcabench.evaluate._settings import DEFAULT_DEVICE, DEFAULT_DTYPE, DEFAULT_METHOD, DEFAULT_SCORER
+from mtcabench.model import Conversation, ProvenanceGraph, TargetSpan, span_id
+from mtcabench.transcripts import conversation_from_messages, last_answer, read_transcript, target_span
+
+
+@dataclass
+class Explanation:
+    """The provenance graphs of some spans of one conversation, and how they were made."""
+
+    conversation: Conversation
+    targets: list[TargetSpan]
+    #: Per method, one graph per target (in the order of ``targets``).
+    graphs: dict[str, list[ProvenanceGraph]]
+    model: str | None
+    scorer: str | None
+    settings: TraceSettings
+    forward_passes: int = 0
+    #: Tokens of the rendered conversation up to the last target's turn (0: model-free).
+    tokens: int = 0
+
+    def span_id(self, k: int) -> str:
+        return span_id(self.conversation.id, self.targets[k])
+
+    def to_json(self) -> dict[str, Any]:
+        """The explanation as written to ``explain.json``."""
+        s = self.settings.search
+        return {
+            "kind": "explanation",
+            "conversation": self.conversation.id,
+            "model": self.model,
+            "scorer": self.scorer,
+            "parameters": {"top_k": s.top_k, "threshold": s.threshold, "d_max": s.d_max,
+                           "alpha": s.alpha, "turn_aggregate": self.settings.turn_aggregate},
+            "forward_passes": self.forward_passes,
+            "tokens": self.tokens,
+            "targets": [
+                {"span_id": self.span_id(k), "span": t.model_dump(),
+                 "graphs": {m: gs[k].model_dump(mode="json", exclude_none=True)
+                            for m, gs in self.graphs.items()}}
+                for k, t in enumerate(self.targets)],
+        }
+
+
+def _load(model: str | LoadedModel, device: str, dtype: str) -> LoadedModel:
+    from mtcabench.evaluate import load_model
+
+    return model if isinstance(model, LoadedModel) else load_model(model, device=device, dtype=dtype)
+
+
+def explain_conversation(
+    conversation: Conversation,
+    targets: Sequence[TargetSpan],
+    *,
+    model: str | LoadedModel = DEFAULT_MODEL,
+    scorer: str = DEFAULT_SCORER,
+    methods: Iterable[str] = (DEFAULT_METHOD,),
+    settings: TraceSettings = TraceSettings(),
+    device: str = DEFAULT_DEVICE,
+    dtype: str = DEFAULT_DTYPE,
+) -> Explanation:
+    """The graph of every target by every method, from one set of forward passes.
+
+    A target whose tokens end past the model's context (or ``settings.max_tokens``) is an
+    InputError: nothing is cut. Turns after the last target are not read (the model is
+    causal). No model is loaded when every method is model-free.
+    """
+    chosen = get_methods(methods)
+    targets = [target_span(conversation, t.turn, t) for t in targets]
+    if not targets:
+        raise InputError(f"conversation {conversation.id}: no span to explain")
+    model_based = [m for m in chosen.values() if m.uses_model]
+    shares: dict[Hashable, dict[int, float]] = {}
+    loaded = scorer_obj = None
+    passes = tokens = 0
+    if model_based:
+        from mtcabench.evaluate import make_scorer  # imports torch
+
+        loaded = _load(model, device, dtype)
+        scorer_obj = make_scorer(scorer, settings, loaded)
+        attributor = Attributor(loaded, scorer_obj, aggregate=settings.turn_aggregate,
+                                seed=settings.seed)
+        last = max(t.turn for t in targets)
+        rendered = render_conversation(conversation, loaded.tokenizer, upto=last)
+        limit = min(settings.max_tokens or loaded.context_length, loaded.context_length)
+        for t in targets:
+            a, b = rendered.full.span_tokens(t.turn, t.start, t.end)
+            if b <= a:
+                raise InputError(f"conversation {conversation.id}, turn {t.turn}: the span "
+                                 f"{t.text!r} maps to no token of the rendered conversation")
+            if b > limit:
+                raise InputError(
+                    f"conversation {conversation.id}, turn {t.turn}: the span ends at token {b} "
+                    f"of the rendered conversation, past the {limit}-token context of "
+                    f"{loaded.name}; nothing is cut: choose an earlier turn or a model with a "
+                    "longer context")
+        wanted = sorted({i for m in model_based for i in m.query_turns(conversation, last)})
+        queries = [Query((TARGET, k), t.turn, t.start, t.end) for k, t in enumerate(targets)]
+        queries += [Query(i, i, 0, len(conversation.turns[i].text)) for i in wanted]
+        shares = attributor.shares(rendered, queries)
+        passes, tokens = attributor.forward_passes, rendered.full.num_tokens
+    graphs: dict[str, list[ProvenanceGraph]] = {}
+    for name, method in chosen.items():
+        graphs[name] = []
+        for k, t in enumerate(targets):
+            def shares_of(key: Hashable, k: int = k) -> dict[int, float]:
+                return shares.get((TARGET, k) if key == TARGET else key, {})
+
+            graphs[name].append(method.graph(conversation, t, shares_of if method.uses_model
+                                             else None, settings.search))
+    return Explanation(conversation, targets, graphs,
+                       model=loaded.name if loaded else None,
+                       scorer=scorer_obj.name if scorer_obj else None,
+                       settings=settings, forward_passes=passes, tokens=tokens)
+
+
+Messages = Conversation | str | Path | Sequence[Mapping[str, Any]] | Mapping[str, Any]
+
+
+def as_conversation(messages: Messages, select: str | None = None) -> Conversation:
+    """A conversation from a Conversation, a transcript file's path, OpenAI chat messages or
+    ``{"messages": [...]}``."""
+    if isinstance(messages, Conversation):
+        return messages
+    if isinstance(messages, (str, Path)):
+        return read_transcript(messages, select)
+    if isinstance(messages, Mapping):
+        if not isinstance(messages.get("messages"), list):
+            raise InputError("expected chat messages: a list, or {'messages': [...]}")
+        messages = messages["messages"]
+    return conversation_from_messages(messages)
+
+
+def explain(
+    messages: Messages,
+    turn: int | None = None,
+    span: str | tuple[int, int] | TargetSpan | None = None,
+    *,
+    model: str | LoadedModel = DEFAULT_MODEL,
+    scorer: str = DEFAULT_SCORER,
+    method: str = DEFAULT_METHOD,
+    settings: TraceSettings = TraceSettings(),
+    device: str = DEFAULT_DEVICE,
+    dtype: str = DEFAULT_DTYPE,
+) -> ProvenanceGraph:
+    """The provenance graph (edge scores: turn shares) of a span of a conversation.
+
+    ``messages``: OpenAI chat messages (a list or ``{"messages": [...]}``), a Conversation, or
+    a transcript file's path. ``turn``: an assistant turn (default: the last with content);
+    ``span``: its text, ``(start, end)`` offsets into the turn's text, or None for the whole
+    content. ``model`` is a name or a :class:`~mtcabench.evaluate.LoadedModel` (load it once
+    with :func:`~mtcabench.evaluate.load_model` to explain many spans).
+    """
+    conversation = as_conversation(messages)
+    target = target_span(conversation, last_answer(conversation) if turn is None else turn, span)
+    result = explain_conversation(conversation, [target], model=model, scorer=scorer,
+                                  methods=[method], settings=settings, device=device, dtype=dtype)
+    return result.graphs[method][0]

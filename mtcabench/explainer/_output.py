@@ -1,0 +1,136 @@
+"""Showing an explanation: a tree in the terminal, ``explain.json`` and one HTML page per
+span and method, drawn by the same renderer as ``mtcabench show`` (without gold).
+
+The renderer is imported when a page is drawn: the scoring stage brings matplotlib.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from rich.text import Text
+from rich.tree import Tree
+
+from mtcabench.errors import InputError
+from mtcabench.explainer._explain import Explanation
+from mtcabench.io import atomic_write
+from mtcabench.model import (
+    BenchmarkSpan,
+    DecisionSource,
+    DependencyType,
+    Edge,
+    EdgeKind,
+    PredictedEdge,
+    ProvenanceGraph,
+    Role,
+    TargetSpan,
+    Verdict,
+)
+
+#: Name of the graphs file written into ``--out``.
+JSON_NAME = "explain.json"
+_ROLE_STYLE = {Role.SYSTEM: "magenta", Role.USER: "blue", Role.ASSISTANT: "bold", Role.TOOL: "yellow"}
+
+
+def excerpt(text: str, limit: int = 60) -> str:
+    """One line of at most ``limit`` characters."""
+    flat = re.sub(r"\s+", " ", text).strip()
+    return flat if len(flat) <= limit else flat[: limit - 1] + "\u2026"
+
+
+def _label(explanation: Explanation, turn: int, edge: Edge) -> Text:
+    t = explanation.conversation.turns[turn]
+    how = f"{edge.score:.2f}" if edge.kind is EdgeKind.CONTENT else "issued the call"
+    return Text.assemble((f"turn {turn} {t.role.value}", _ROLE_STYLE[t.role]), "  ",
+                         (how, "cyan"), "  ", excerpt(t.text, 48))
+
+
+def render_tree(explanation: Explanation, k: int, method: str) -> Tree:
+    """Target ``k``'s graph by ``method`` as a tree: each turn under the turn that depends on
+    it, with the edge's score; a turn reached again is marked, not repeated."""
+    target = explanation.targets[k]
+    graph = explanation.graphs[method][k]
+    root = Tree(Text.assemble((f"turn {target.turn} assistant", "bold"), "  ",
+                              (method, "dim"), "  \u201c", excerpt(target.text, 48), "\u201d"))
+    out: dict[int, list[Edge]] = {}
+    for e in graph.edges:
+        out.setdefault(e.child, []).append(e)
+    for edges in out.values():
+        edges.sort(key=lambda e: (e.kind is not EdgeKind.CONTENT, -(e.score or 0), e.parent))
+    if not graph.edges:
+        root.add(Text("no earlier turn passed the threshold: nothing traced", style="dim"))
+    seen = {target.turn}
+
+    def grow(node: Tree, turn: int) -> None:
+        for e in out.get(turn, []):
+            label = _label(explanation, e.parent, e)
+            if e.parent in seen:
+                node.add(label.append("  (traced above)", style="dim"))
+                continue
+            seen.add(e.parent)
+            grow(node.add(label), e.parent)
+
+    grow(root, target.turn)
+    return root
+
+
+def render_trees(explanation: Explanation) -> list[Tree]:
+    """One tree per target and method."""
+    return [render_tree(explanation, k, m)
+            for k in range(len(explanation.targets)) for m in explanation.graphs]
+
+
+def span_view(explanation: Explanation, k: int, method: str):
+    """The :class:`~mtcabench.scoring.show.SpanView` that ``show``'s renderer draws for target
+    ``k`` by ``method``: no gold graph."""
+    from mtcabench.scoring.show import SpanView
+
+    conv = explanation.conversation
+    target = explanation.targets[k]
+    graph = explanation.graphs[method][k]
+    alone = ProvenanceGraph(target=target.turn, nodes=[target.turn], edges=[])
+    # The renderer reads a benchmark span; its gold fields are not shown (with_gold=False).
+    span = BenchmarkSpan(
+        id=explanation.span_id(k), conversation_id=conv.id, source=conv.source,
+        domain=conv.domain, span=target, dependency_type=DependencyType.DIRECT, graph=alone,
+        depth=0, sources=[], decision_source=DecisionSource.AUTO, verdict=Verdict.ACCEPT)
+    edges = [PredictedEdge(child=e.child, parent=e.parent,
+                           score=None if e.score is None else round(float(e.score), 6))
+             for e in graph.edges]
+    label = method if explanation.scorer is None else f"{method} ({explanation.scorer})"
+    return SpanView(span, conv, edges, label=label, status="predicted", with_gold=False)
+
+
+def page_name(target: TargetSpan, method: str) -> str:
+    """The HTML page of a target and method: ``turn<T>_<start>-<end>.<method>.html``."""
+    return f"turn{target.turn}_{target.start}-{target.end}.{method}.html"
+
+
+def output_paths(targets: Sequence[TargetSpan], methods: Iterable[str], out: str | Path) -> list[Path]:
+    """The files :func:`write_explanation` writes into ``out``: explain.json, then the pages
+    (known before anything runs, so that a command can check them first)."""
+    out = Path(out)
+    methods = list(methods)
+    return [out / JSON_NAME] + [out / page_name(t, m) for t in targets for m in methods]
+
+
+def write_explanation(explanation: Explanation, out: str | Path) -> list[Path]:
+    """Write ``explain.json`` and one HTML page per target and method into folder ``out``."""
+    from mtcabench.scoring.show import render_html
+
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{out}: exists and is not a folder; choose another --out")
+    out.mkdir(parents=True, exist_ok=True)
+    paths = output_paths(explanation.targets, explanation.graphs, out)
+    with atomic_write(paths[0]) as fh:
+        fh.write(json.dumps(explanation.to_json(), indent=1, ensure_ascii=False) + "\n")
+    pages = iter(paths[1:])
+    for k in range(len(explanation.targets)):
+        for m in explanation.graphs:
+            with atomic_write(next(pages)) as fh:
+                fh.write(render_html(span_view(explanation, k, m)))
+    return paths

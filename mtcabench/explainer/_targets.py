@@ -1,0 +1,49 @@
+"""Which spans to explain: given text or offsets, the last answer, or the values of a turn."""
+
+from __future__ import annotations
+
+from mtcabench.errors import InputError
+from mtcabench.model import Conversation, TargetSpan
+from mtcabench.transcripts import last_answer, target_span
+
+
+def value_targets(conversation: Conversation, turn: int) -> list[TargetSpan]:
+    """Every id-, date- and amount-like value of assistant turn ``turn``, as the lineage
+    annotator finds them (its target spans in that turn: values known from earlier turns,
+    derived amounts, decidable contradictions), in text order."""
+    from mtcabench.annotate.lineage import propose_conversation  # the annotate stage: on use
+
+    target_span(conversation, turn)  # an assistant turn of the conversation
+    spans = {(c.span.start, c.span.end): c.span
+             for c in propose_conversation(conversation) if c.span.turn == turn}
+    if not spans:
+        raise InputError(f"conversation {conversation.id}, turn {turn}: no id-, date- or "
+                         "amount-like value that an earlier turn holds (the lineage annotator's "
+                         "values); give --span TEXT or --start/--end instead")
+    return [spans[k] for k in sorted(spans)]
+
+
+def resolve_targets(
+    conversation: Conversation,
+    *,
+    turn: int | None = None,
+    span: str | None = None,
+    start: int | None = None,
+    end: int | None = None,
+    values: bool = False,
+) -> list[TargetSpan]:
+    """The spans a command asks for (``--turn``, ``--span``, ``--start/--end``, ``--values``);
+    with none of them, the last assistant turn's whole content."""
+    if span is not None and (start is not None or end is not None):
+        raise InputError("give --span TEXT or --start/--end, not both")
+    if (start is None) != (end is None):
+        raise InputError("--start and --end go together (offsets into the turn's text)")
+    if values and (span is not None or start is not None):
+        raise InputError("--values explains every value of the turn; leave out --span and "
+                         "--start/--end")
+    if turn is None and (span is not None or start is not None):
+        raise InputError("--span and --start/--end need --turn N (the assistant turn, from 0)")
+    turn = last_answer(conversation) if turn is None else turn
+    if values:
+        return value_targets(conversation, turn)
+    return [target_span(conversation, turn, span if start is None else (start, end))]

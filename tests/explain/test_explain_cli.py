@@ -1,0 +1,133 @@
+"""`mtcabench explain` and `mtcabench.explain` on transcripts that are not from TauBench and on
+TauBench runs (real model): the terminal tree, explain.json and the HTML pages."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import mtcabench
+from mtcabench.annotate.lineage import propose_conversation
+from mtcabench.cli import app
+from mtcabench.errors import ExitCode
+from mtcabench.evaluate import Tracer, TraceSettings
+from mtcabench.graph import check_graph
+from mtcabench.model import EdgeKind, ProvenanceGraph, Role
+from mtcabench.transcripts import read_transcript
+
+pytestmark = pytest.mark.model
+
+HERE = Path(__file__).parent / "transcripts"
+REFUND = HERE / "refund_agent.json"
+runner = CliRunner()
+
+
+def invoke(*args):
+    return runner.invoke(app, ["explain", *map(str, args)])
+
+
+def tree_lines(output: str) -> list[str]:
+    return [x for x in output.splitlines() if "turn " in x]
+
+
+def test_openai_transcript_tree_json_and_pages(tmp_path):
+    out = tmp_path / "out"
+    res = invoke(REFUND, "--method", "tokengeist", "--method", "flat", "--out", out)
+    assert res.exit_code == 0, res.output
+    conv = read_transcript(REFUND)
+    data = json.loads((out / "explain.json").read_text())
+    assert data["kind"] == "explanation" and data["conversation"] == "refund_agent"
+    assert data["model"] == "smollm2-135m-instruct" and data["forward_passes"] == 1
+    (target,) = data["targets"]
+    assert target["span"]["turn"] == 9 and target["span"]["text"] == conv.turns[9].content
+    graphs = {m: ProvenanceGraph.model_validate(g) for m, g in target["graphs"].items()}
+    assert set(graphs) == {"tokengeist", "flat"}
+    tg, flat = graphs["tokengeist"], graphs["flat"]
+    span = conv.turns[9]
+    from mtcabench.model import TargetSpan
+
+    assert not check_graph(tg, conv, TargetSpan.model_validate(target["span"]), record="t")
+    assert flat.edges and all(e.child == 9 for e in flat.edges)
+    assert any(e.kind is EdgeKind.STRUCTURAL for e in tg.edges)  # it went through a tool call
+    # the terminal: one tree per method, every content edge with its parent and score
+    lines = tree_lines(res.stdout)
+    roots = [x for x in lines if x.startswith("turn 9 assistant")]
+    assert len(roots) == 2 and "tokengeist" in roots[0] and "flat" in roots[1]
+    assert span.content[:20] in roots[0]
+    for e in tg.edges:
+        if e.kind is EdgeKind.CONTENT:
+            role = conv.turns[e.parent].role.value
+            assert any(f"turn {e.parent} {role}  {e.score:.2f}" in x for x in lines), e
+    # the pages: show's renderer, no gold, one arrow per edge
+    for m, g in graphs.items():
+        page = (out / f"turn9_0-{len(span.content)}.{m}.html").read_text()
+        assert "no gold graph" in page and f"{m} (avg-attention)" in page
+        assert page.count('class="edge pred predicted"') == len(g.edges)
+        assert 'class="edge gold' not in page
+        assert f"<mark>{span.content[:10]}" in page
+
+
+def test_values_of_a_taubench_turn(taubench_airline, tmp_path):
+    conv = read_transcript(taubench_airline, "task-38/trial-3")
+    by_turn: dict[int, list[str]] = {}
+    for c in propose_conversation(conv):
+        by_turn.setdefault(c.span.turn, []).append(c.span.text)
+    turn, texts = max(by_turn.items(), key=lambda kv: len(kv[1]))
+    res = invoke(taubench_airline, "--conversation", "task-38/trial-3", "--turn", turn,
+                 "--values", "--out", tmp_path)
+    assert res.exit_code == 0, res.output
+    data = json.loads((tmp_path / "explain.json").read_text())
+    assert data["conversation"] == "taubench/airline/gpt-4o/task-38/trial-3"
+    assert sorted(t["span"]["text"] for t in data["targets"]) == sorted(texts)
+    assert data["forward_passes"] == 1  # every value in one pass
+    roots = [x for x in tree_lines(res.stdout) if x.startswith(f"turn {turn} assistant")]
+    assert len(roots) == len(texts)
+    for t in data["targets"]:
+        graph = ProvenanceGraph.model_validate(t["graphs"]["tokengeist"])
+        assert graph.target == turn
+    assert len(list(tmp_path.glob("*.tokengeist.html"))) == len(texts)
+
+
+def test_python_api_and_online_tracer_agree(loaded):
+    messages = json.loads(REFUND.read_text())
+    graph = mtcabench.explain(messages, turn=9, span="R-99120", model=loaded)
+    assert isinstance(graph, ProvenanceGraph) and graph.target == 9
+    content = [e for e in graph.edges if e.kind is EdgeKind.CONTENT]
+    assert content and all(0 < e.score <= 1 for e in content)
+    tracer = Tracer(loaded)
+    for m in messages:
+        tracer.add(m)
+    online = tracer.explain(9, "R-99120")
+    assert sorted(e.pair for e in online.edges) == sorted(e.pair for e in graph.edges)
+    # offline explain takes any scorer, AttnTrace's subsampling included
+    at = mtcabench.explain(messages, turn=5, span="18.40", model=loaded, scorer="attntrace",
+                           settings=TraceSettings(attntrace_subsamples=2), method="flat")
+    assert at.target == 5 and all(e.child == 5 for e in at.edges)
+
+
+def test_span_past_the_context_is_refused(tmp_path):
+    res = invoke(REFUND, "--max-tokens", 100, "--out", tmp_path)
+    assert res.exit_code == ExitCode.BAD_INPUT
+    # one line (after the model's loading bar), and nothing written
+    lines = [x for x in res.output.splitlines() if x.strip() and "Loading weights" not in x]
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+    assert re.search(r"turn 9: the span ends at token \d+ of the rendered conversation, past "
+                     r"the 100-token context of smollm2-135m-instruct; nothing is cut", lines[0])
+    assert not list(tmp_path.iterdir())
+
+
+def test_start_end_on_a_jsonl_transcript():
+    path = HERE / "weather_agent.jsonl"
+    conv = read_transcript(path)
+    text = conv.turns[5].text
+    start = text.index("6.5 mm")
+    res = invoke(path, "--turn", 5, "--start", start, "--end", start + 6)
+    assert res.exit_code == 0, res.output
+    root = tree_lines(res.stdout)[0]
+    assert root.startswith("turn 5 assistant") and "\u201c6.5 mm\u201d" in root
+    assert any(conv.turns[i].role is Role.TOOL and f"turn {i} tool" in res.stdout
+               for i in (3, 4))
