@@ -13,6 +13,7 @@ and whether it completed, so that a test can count requests at the HTTP layer.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -32,7 +33,7 @@ import httpx
 class Recorded:
     method: str
     path: str
-    headers: dict[str, str]
+    headers: httpx.Headers  # case-insensitive, as HTTP headers are
     body: bytes
     at: float
 
@@ -119,10 +120,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        try:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             self.wfile.write(body)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
 
     def do_GET(self) -> None:
         self.server.owner._handle(self, "GET", b"")
@@ -183,7 +182,8 @@ class FakeOpenAI:
     # ------------------------------------------------------------------ dispatch
     def _handle(self, h: _Handler, method: str, body: bytes) -> None:
         with self._lock:
-            self.requests.append(Recorded(method, h.path, dict(h.headers), body, time.time()))
+            self.requests.append(Recorded(method, h.path, httpx.Headers(list(h.headers.items())),
+                                          body, time.time()))
         if self.api_key is not None and h.headers.get("Authorization") != f"Bearer {self.api_key}":
             h._send(401, {"error": {"message": "Incorrect API key provided"}})
             return
