@@ -38,11 +38,6 @@ class RecordSink:
         self.done.add(record.id)
         self.tally.written += 1
 
-    def touch(self) -> None:
-        """Create the file if no record was written: a finished run's outputs all exist."""
-        if self._out is None and not self.path.exists():
-            self.path.touch()
-
     def close(self) -> None:
         if self._out is not None:
             self._out.close()

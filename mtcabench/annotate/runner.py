@@ -183,7 +183,6 @@ def _one_pass(job: Job, session: _Session, progress: RunProgress, feed: Feed,
         for sink in sinks.values():
             sink.close()
     for name, sink in sinks.items():
-        sink.touch()  # a finished pass's outputs exist, even when empty
         summary.outputs[name] = str(sink.path)
     return summary
 
@@ -243,6 +242,8 @@ def _drive(job: Job, opts: AnnotateOptions, session: _Session, progress: RunProg
 
 def _finish(summary: RunSummary, session: _Session, path: Path, opts: AnnotateOptions
             ) -> RunSummary:
+    for output in summary.outputs.values():  # a finished run's outputs exist, even empty ones
+        Path(output).touch()
     if session.accounting.stopped_by_budget:
         b = session.accounting.budget
         limit = " and ".join(x for x in (
