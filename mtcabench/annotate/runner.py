@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from mtcabench.annotate.combine import DEFAULT_MAIN
 from mtcabench.annotate.display import RunProgress
 from mtcabench.annotate.llm.accounting import Accounting
 from mtcabench.annotate.llm.batch import BatchCollector, BatchRunner, BatchState
@@ -60,7 +61,7 @@ class Job:
     #: The progress bar's total (None: unknown).
     total: Callable[[], int | None] = lambda: None
     lineage: LineageFn | None = None
-    main: str = "lineage"
+    main: str = DEFAULT_MAIN
     #: Whether the job makes its folder (``run``) rather than writing into an existing one.
     makes_folder: bool = False
     #: Which output a missing folder is reported for.

@@ -209,7 +209,7 @@ class FakeOpenAI:
         self.stop()
 
     def chat_requests(self) -> list[Recorded]:
-        return [r for r in self.requests if r.path.endswith("/chat/completions")]
+        return [r for r in self.requests if r.path.split("?")[0].endswith("/chat/completions")]
 
     # ------------------------------------------------------------------ dispatch
     def _credentials(self, h: _Handler) -> str:

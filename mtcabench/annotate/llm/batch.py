@@ -146,10 +146,11 @@ class BatchRunner:
         self.log = log
         self.sleep = sleep
 
-    def _request(self, call: Any, *, what: str, parse: Any = None) -> Any:
+    def _request(self, call: Any, *, what: str, parse: Any = None, whole: bool = True) -> Any:
         """One SDK call with retries; its JSON body (redacted) unless ``parse`` says else."""
         try:
-            return self.client.request(call, what=what, parse=parse or self.client.json)
+            return self.client.request(call, what=what, parse=parse or self.client.json,
+                                       whole=whole)
         except RequestFailed as exc:
             raise ServiceError(f"{what} failed after every retry ({exc}); submitted batches "
                                f"are saved in {self.state.path}, rerun to resume") from None
@@ -161,7 +162,7 @@ class BatchRunner:
             lambda sdk, h: sdk.files.with_raw_response.create(
                 file=(path.name, path.read_bytes(), "application/jsonl"), purpose="batch",
                 extra_headers=h),
-            what="batch file upload", parse=lambda r: self.client.json(r)["id"])
+            what="batch file upload", parse=lambda r: self.client.json(r)["id"], whole=False)
         batch = self._request(
             lambda sdk, h: sdk.batches.with_raw_response.create(
                 input_file_id=upload, endpoint=url, completion_window="24h",
@@ -206,7 +207,8 @@ class BatchRunner:
     def _read_output(self, file_id: str, result: BatchResult) -> None:
         text = self._request(
             lambda sdk, h: sdk.files.with_raw_response.content(file_id, extra_headers=h),
-            what="batch results", parse=lambda r: self.client.redactor.text(r.text))
+            what="batch results", parse=lambda r: self.client.redactor.text(r.text),
+            whole=False)
         for line in text.splitlines():
             if not line.strip():
                 continue

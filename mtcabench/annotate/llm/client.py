@@ -13,6 +13,7 @@ run with one clear message. Everything kept from a server passes through one
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 from collections.abc import Callable
@@ -66,11 +67,14 @@ class ApiClient:
         self.accounting = accounting
         self.policy = policy or RetryPolicy()
         self.redactor = Redactor(endpoint.secrets())
-        timeout = httpx.Timeout(self.policy.timeout_s, connect=min(30.0, self.policy.timeout_s))
+        timeout = httpx.Timeout(self.policy.timeout_s,
+                                connect=min(self.policy.connect_timeout_s, self.policy.timeout_s))
         limits = httpx.Limits(max_connections=max_connections,
                               max_keepalive_connections=max_connections)
         self._http = httpx.Client(transport=DeadlineTransport(limits=limits), timeout=timeout)
         self.sdk = endpoint.sdk(endpoint, self._http, timeout)
+        if self.sdk.max_retries:  # a provider's factory forgot: retries must stay ours
+            self.sdk = self.sdk.with_options(max_retries=0)
         # With no key the SDK would refuse to send; omitting its header says "no auth".
         self._headers = {} if endpoint.api_key else {"Authorization": openai.omit}
 
@@ -97,8 +101,12 @@ class ApiClient:
         exc = state.outcome.exception() if state.outcome else None
         self.accounting.retried(getattr(exc, "reason", "error"))
 
-    def request(self, call: Call, *, what: str, parse: Callable[[httpx.Response], T]) -> T:
+    def request(self, call: Call, *, what: str, parse: Callable[[httpx.Response], T],
+                whole: bool = True) -> T:
         """``parse(response)`` of ``call(sdk, headers)``, sent with retries.
+
+        ``whole``: the request must end within the policy's timeout, all of it; a batch
+        file transfer (up to 190 MB) passes False and is bounded per network operation.
 
         A body ``parse`` cannot read (ValueError, KeyError...) counts as a retryable fault, like
         a 5xx. Gives up with RequestFailed, or ServiceError when the endpoint cannot be reached
@@ -114,7 +122,7 @@ class ApiClient:
         try:
             for attempt in retrying:
                 with attempt:
-                    response = self._send_once(call, what)
+                    response = self._send_once(call, what, whole)
                     try:
                         return parse(response)
                     except (ValueError, KeyError, IndexError, TypeError) as exc:
@@ -127,9 +135,9 @@ class ApiClient:
             raise RequestFailed(exc.reason, str(exc)) from None
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _send_once(self, call: Call, what: str) -> httpx.Response:
+    def _send_once(self, call: Call, what: str, whole: bool) -> httpx.Response:
         try:
-            with deadline(self.policy.timeout_s):
+            with deadline(self.policy.timeout_s) if whole else contextlib.nullcontext():
                 return call(self.sdk, self._headers).http_response
         except openai.APITimeoutError:
             self._raise_if_dead()

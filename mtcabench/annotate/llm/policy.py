@@ -19,6 +19,8 @@ class RetryPolicy:
 
     #: Seconds for a whole request: connect, send and every byte of the answer.
     timeout_s: float = 300.0
+    #: Of which connecting may take at most (a server that is not there fails fast).
+    connect_timeout_s: float = 30.0
     #: Tries per request, the first included.
     max_attempts: int = 6
     #: Base of the exponential backoff (with full jitter) between tries.
