@@ -3,9 +3,13 @@
 httpx's timeouts bound each network operation, not a request: a server that sends its answer
 one byte at a time resets the read timeout with every byte and can hold a request for as long
 as it likes. Here every socket operation made inside :func:`deadline` gets at most the time
-left until the deadline, and none starts after it (``httpcore.ReadTimeout`` and its kin, which
-httpx and the openai SDK report as a timeout). The bound is per thread, so that the request
-threads of one client each keep their own.
+left until the deadline, and none starts after it (``httpx.ReadTimeout`` and its kin, which the
+openai SDK reports as a timeout). The bound is per thread, so that the request threads of one
+client each keep their own.
+
+The wrappers follow the network-backend interface of httpcore, the connection pool inside
+httpx's transport (connect_tcp, read, write, start_tls...), without importing it: httpcore is
+httpx's business, not a dependency of ours.
 """
 
 from __future__ import annotations
@@ -17,7 +21,6 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import httpcore
 import httpx
 
 _local = threading.local()
@@ -45,46 +48,46 @@ def _bounded(timeout: float | None, late: type[Exception]) -> float | None:
     return left if timeout is None else min(timeout, left)
 
 
-class _Stream(httpcore.NetworkStream):
+class _Stream:
     """A connection whose reads and writes stop at the current thread's deadline."""
 
-    def __init__(self, inner: httpcore.NetworkStream):
+    def __init__(self, inner: Any):
         self._inner = inner
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return self._inner.read(max_bytes, _bounded(timeout, httpcore.ReadTimeout))
+        return self._inner.read(max_bytes, _bounded(timeout, httpx.ReadTimeout))
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self._inner.write(buffer, _bounded(timeout, httpcore.WriteTimeout))
+        self._inner.write(buffer, _bounded(timeout, httpx.WriteTimeout))
 
     def close(self) -> None:
         self._inner.close()
 
     def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
-                  timeout: float | None = None) -> httpcore.NetworkStream:
+                  timeout: float | None = None) -> _Stream:
         return _Stream(self._inner.start_tls(ssl_context, server_hostname,
-                                             _bounded(timeout, httpcore.ConnectTimeout)))
+                                             _bounded(timeout, httpx.ConnectTimeout)))
 
     def get_extra_info(self, info: str) -> Any:
         return self._inner.get_extra_info(info)
 
 
-class _Backend(httpcore.NetworkBackend):
+class _Backend:
     """Opens connections that keep to the deadline (a kept-alive one too, on its next use)."""
 
-    def __init__(self, inner: httpcore.NetworkBackend):
+    def __init__(self, inner: Any):
         self._inner = inner
 
     def connect_tcp(self, host: str, port: int, timeout: float | None = None,
                     local_address: str | None = None,
-                    socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:
-        return _Stream(self._inner.connect_tcp(host, port, _bounded(timeout, httpcore.ConnectTimeout),
+                    socket_options: Iterable[Any] | None = None) -> _Stream:
+        return _Stream(self._inner.connect_tcp(host, port, _bounded(timeout, httpx.ConnectTimeout),
                                                local_address, socket_options))
 
     def connect_unix_socket(self, path: str, timeout: float | None = None,
-                            socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:
+                            socket_options: Iterable[Any] | None = None) -> _Stream:
         return _Stream(self._inner.connect_unix_socket(
-            path, _bounded(timeout, httpcore.ConnectTimeout), socket_options))
+            path, _bounded(timeout, httpx.ConnectTimeout), socket_options))
 
     def sleep(self, seconds: float) -> None:
         self._inner.sleep(seconds)
@@ -99,8 +102,7 @@ class DeadlineTransport(httpx.HTTPTransport):
         # httpx does not take a network backend; its pool (httpcore) does. Without this the
         # deadline would silently not hold, so a changed httpx is an error, not a fallback.
         pool = getattr(self, "_pool", None)
-        if pool is None or not isinstance(getattr(pool, "_network_backend", None),
-                                          httpcore.NetworkBackend):
+        if not hasattr(getattr(pool, "_network_backend", None), "connect_tcp"):
             raise RuntimeError("this httpx/httpcore version keeps its connection pool "
                                "elsewhere: the request deadline cannot be installed")
         pool._network_backend = _Backend(pool._network_backend)
