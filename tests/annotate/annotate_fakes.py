@@ -225,7 +225,8 @@ class FakeOpenAI:
             echo = f": {self._credentials(h)}" if self.echo_auth else ""
             h._send(401, {"error": {"message": f"Incorrect API key provided{echo}"}})
             return
-        path = h.path.split("?", 1)[0].removeprefix("/v1")
+        # A proxy is sent the absolute URL: it stands in for the server named there.
+        path = re.sub(r"^https?://[^/]+", "", h.path.split("?", 1)[0]).removeprefix("/v1")
         # Azure OpenAI: /openai/deployments/<name>/chat/completions, /openai/files, ...
         path = re.sub(r"^/openai/deployments/[^/]+", "", path).removeprefix("/openai")
         if method == "POST" and path == "/chat/completions":

@@ -133,6 +133,25 @@ def test_base_url_beats_azure_and_a_named_provider_beats_both(azure, clean_env, 
         annotate_run(tiny_path, tmp_path / "c", annotators="llm", provider="nope")
 
 
+def test_requests_go_through_the_proxy_the_environment_names(clean_env, tiny_path, tmp_path):
+    with FakeOpenAI(responder()) as proxy:
+        for name in ("HTTP_PROXY", "http_proxy"):
+            clean_env.setenv(name, proxy.root_url)
+        for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+            clean_env.delenv(name, raising=False)
+        summary = annotate_run(tiny_path, tmp_path / "o", annotators="llm", model="m",
+                               base_url="http://llm.mtcabench.invalid/v1", limit=1,
+                               progress=False)
+        paths = [r.path for r in proxy.chat_requests()]
+        clean_env.setenv("NO_PROXY", "llm.mtcabench.invalid")
+        with pytest.raises(ServiceError, match="cannot reach http://llm.mtcabench.invalid"):
+            annotate_run(tiny_path, tmp_path / "p", annotators="llm", model="m",
+                         base_url="http://llm.mtcabench.invalid/v1", limit=1, max_attempts=1,
+                         progress=False)
+    assert summary.complete and paths
+    assert all(p == "http://llm.mtcabench.invalid/v1/chat/completions" for p in paths)
+
+
 # ---------------------------------------------------------------- a toy provider
 
 class GatewayProvider(Provider):

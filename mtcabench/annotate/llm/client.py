@@ -16,6 +16,8 @@ from __future__ import annotations
 import contextlib
 import random
 import time
+import urllib.parse
+import urllib.request
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -54,6 +56,18 @@ def _server_message(response: httpx.Response) -> str:
     return str(msg or response.reason_phrase)[:300]
 
 
+def environment_proxy(url: str) -> str | None:
+    """The proxy the environment names for ``url`` (``HTTPS_PROXY``, ``HTTP_PROXY``,
+    ``ALL_PROXY``; ``NO_PROXY`` honoured): httpx reads these only for a transport of its own.
+    A loopback address (the embedded server) is never proxied: no proxy could reach it."""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    if host in ("localhost", "127.0.0.1", "::1") or urllib.request.proxy_bypass(host):
+        return None
+    proxies = urllib.request.getproxies()
+    return proxies.get(parts.scheme) or proxies.get("all")
+
+
 #: A call of the SDK's raw-response API (``sdk.chat.completions.with_raw_response...``).
 Call = Callable[[Any, dict[str, Any]], Any]
 
@@ -71,7 +85,8 @@ class ApiClient:
                                 connect=min(self.policy.connect_timeout_s, self.policy.timeout_s))
         limits = httpx.Limits(max_connections=max_connections,
                               max_keepalive_connections=max_connections)
-        self._http = httpx.Client(transport=DeadlineTransport(limits=limits), timeout=timeout)
+        transport = DeadlineTransport(limits=limits, proxy=environment_proxy(endpoint.base_url))
+        self._http = httpx.Client(transport=transport, timeout=timeout)
         self.sdk = endpoint.sdk(endpoint, self._http, timeout)
         if self.sdk.max_retries:  # a provider's factory forgot: retries must stay ours
             self.sdk = self.sdk.with_options(max_retries=0)
