@@ -26,30 +26,35 @@ with examples. In short (rules ``lineage-v1``):
   latest tool result naming the clause's key gives one different value) are the only
   non-copied spans proposed.
 
-The package is split by role (each module says what it is for): ``_config`` (settings and
-stop list), ``_summary`` (counts), ``_values`` (value extraction and surface forms),
-``_find`` (standalone occurrences of a form in text), ``_vocabulary`` (a conversation's
-values), ``_occurrences`` (where values occur and each need's parent), ``_trace`` (backward
-tracing into graphs), ``_span`` (a proposed span), ``_hallucination`` (the contradiction
-decision), ``_spans`` (span selection per answer turn) and ``_propose`` (the public entry).
+The package is split by role (each module says what it is for), each built on the ones
+before it: ``_config`` (settings, stop list, rule reasons and the summary of counts),
+``_values`` (what a value is, its surface forms, where it stands alone in a text),
+``_tracing`` (one conversation's values, the parent rule, backward tracing into graphs),
+``_spans`` (span selection per answer turn: copied values, derived amounts),
+``_hallucination`` (the contradiction decision) and ``_propose`` (the public entry). A new
+rule set (``lineage-v2``) changes these and bumps ``RULES_VERSION``.
 """
 
 from __future__ import annotations
 
 # "x as x": public names of the former single module kept out of __all__ as before (tests
 # import find_value), re-exported explicitly so that they stay importable from here.
-from mtcabench.annotate.lineage._config import DEFAULT_STOP_LIST, RULES_VERSION, LineageConfig
-from mtcabench.annotate.lineage._find import find_value as find_value
+from mtcabench.annotate.lineage._config import (
+    DEFAULT_STOP_LIST,
+    RULES_VERSION,
+    LineageConfig,
+    LineageSummary,
+)
+from mtcabench.annotate.lineage._config import EXCLUDE_REASONS as EXCLUDE_REASONS
+from mtcabench.annotate.lineage._config import SKIP_REASONS as SKIP_REASONS
 from mtcabench.annotate.lineage._propose import (
     lineage_annotator,
     propose_conversation,
     propose_lineage,
 )
-from mtcabench.annotate.lineage._summary import EXCLUDE_REASONS as EXCLUDE_REASONS
-from mtcabench.annotate.lineage._summary import SKIP_REASONS as SKIP_REASONS
-from mtcabench.annotate.lineage._summary import LineageSummary
 from mtcabench.annotate.lineage._values import Value, classify, make_value
 from mtcabench.annotate.lineage._values import exclusion as exclusion
+from mtcabench.annotate.lineage._values import find_value as find_value
 from mtcabench.annotate.lineage._values import json_leaves as json_leaves
 
 __all__ = [

@@ -1,11 +1,14 @@
-"""Lineage settings: the rules version, the default stop list and LineageConfig."""
+"""Lineage settings and counts: the rules version, the stop list, LineageConfig, LineageSummary."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any
+
+from mtcabench.model import DependencyType
 
 #: Version of the rule set; written into every record's annotator. Bump on any rule change.
 RULES_VERSION = "lineage-v1"
@@ -69,3 +72,73 @@ class LineageConfig:
             folded = frozenset(s.casefold() for s in self.stop_list)
             object.__setattr__(self, "_stop_folded", folded)
         return folded
+
+
+#: Why a leaf was not made a value (counted in the summary).
+EXCLUDE_REASONS = ("min-length", "max-length", "stop-list", "word", "prose")
+#: Why a found value or token did not become a span (counted in the summary).
+SKIP_REASONS = (
+    "repeat-in-turn",  # the value already has a span earlier in the same turn
+    "frequent-value",  # found in more than max_value_turns earlier turns
+    "no-source",  # only the agent's own call lines hold it: no turn introduced it
+    "unsupported-value",  # a typed token that occurs nowhere earlier, not decidable
+    "ambiguous-derivation",  # an amount equal to more than one sum/difference
+    "ambiguous-contradiction",  # the naming tool result gives several values
+    "argument-without-source",  # a call argument no earlier turn holds (not a span)
+)
+
+
+@dataclass
+class LineageSummary:
+    """What a lineage run found and skipped, filled while candidates are yielded."""
+
+    rules_version: str = RULES_VERSION
+    settings: dict[str, Any] = field(default_factory=dict)
+    conversations: int = 0
+    conversations_without_assistant_text: int = 0
+    answer_turns: int = 0
+    tool_results: int = 0
+    tool_results_not_json: int = 0
+    tool_results_empty: int = 0
+    spans: int = 0
+    by_type: Counter = field(default_factory=Counter)
+    by_depth: Counter = field(default_factory=Counter)
+    by_kind: Counter = field(default_factory=Counter)
+    excluded_values: Counter = field(default_factory=Counter)
+    skipped: Counter = field(default_factory=Counter)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rules_version": self.rules_version,
+            "settings": self.settings,
+            "conversations": self.conversations,
+            "conversations_without_assistant_text": self.conversations_without_assistant_text,
+            "answer_turns": self.answer_turns,
+            "tool_results": self.tool_results,
+            "tool_results_not_json": self.tool_results_not_json,
+            "tool_results_empty": self.tool_results_empty,
+            "spans": self.spans,
+            "by_type": {t.value: self.by_type.get(t.value, 0) for t in DependencyType},
+            "by_depth": {str(d): n for d, n in sorted(self.by_depth.items())},
+            "by_kind": dict(sorted(self.by_kind.items())),
+            "excluded_values": {r: self.excluded_values.get(r, 0) for r in EXCLUDE_REASONS},
+            "skipped": {r: self.skipped.get(r, 0) for r in SKIP_REASONS},
+        }
+
+    def lines(self) -> list[str]:
+        """The summary as plain text lines (what the CLI and the benchmark print)."""
+        d = self.as_dict()
+        out = [
+            (f"lineage {d['rules_version']}: {d['spans']} spans in {d['conversations']} "
+             f"conversations ({d['answer_turns']} assistant text turns; "
+             f"{d['conversations_without_assistant_text']} conversations without any)"),
+            "spans by type:  " + ", ".join(f"{k} {v}" for k, v in d["by_type"].items()),
+            "spans by depth: " + ", ".join(f"{k}: {v}" for k, v in d["by_depth"].items()),
+            "spans by value kind: " + ", ".join(f"{k} {v}" for k, v in d["by_kind"].items()),
+            (f"tool results: {d['tool_results']} ({d['tool_results_not_json']} not JSON, "
+             f"{d['tool_results_empty']} empty)"),
+            "values excluded by rule: "
+            + ", ".join(f"{k} {v}" for k, v in d["excluded_values"].items()),
+            "skipped by rule: " + ", ".join(f"{k} {v}" for k, v in d["skipped"].items()),
+        ]
+        return out
