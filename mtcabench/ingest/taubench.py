@@ -8,7 +8,6 @@ answering them by ``tool_call_id``). The agent model and domain come from the fi
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 from collections.abc import Iterator
@@ -17,7 +16,7 @@ from pydantic import ValidationError
 
 from mtcabench.errors import InputError
 from mtcabench.ingest._common import load_json
-from mtcabench.io import format_validation_error
+from mtcabench.io import JSONError, format_validation_error, loads
 from mtcabench.model import Conversation, Role, ToolCall, Turn
 
 SOURCE = "taubench"
@@ -105,9 +104,9 @@ def _convert_message(path: Path, where: str, j: int, m: Any) -> Turn:
     for c in m.get("tool_calls") or []:
         try:
             fn = c["function"]
-            args = json.loads(fn["arguments"]) if isinstance(fn["arguments"], str) else fn["arguments"]
+            args = loads(fn["arguments"]) if isinstance(fn["arguments"], str) else fn["arguments"]
             calls.append(ToolCall(id=c["id"], name=fn["name"], arguments=args))
-        except (KeyError, TypeError, json.JSONDecodeError, ValidationError) as exc:
+        except (KeyError, TypeError, JSONError, ValidationError) as exc:
             raise InputError(f"{here}: malformed tool call ({type(exc).__name__}: {exc}); "
                              "expected {id, function: {name, arguments}}") from None
     try:

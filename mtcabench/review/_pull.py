@@ -8,7 +8,6 @@ atomically, and only after everything was read, so a failure writes nothing.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -17,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mtcabench.errors import ServiceError
-from mtcabench.io import write_records
+from mtcabench.io import JSONError, loads, write_records
 from mtcabench.model import (
     Candidate,
     Conversation,
@@ -143,9 +142,10 @@ def export_annotated(client: ReviewClient, project_id: int) -> list[dict[str, An
             id=project_id, export_type="JSON", download_all_tasks=False))
     raw = client.call(f"exporting project {project_id}", download)
     try:
-        tasks = json.loads(raw)
-    except json.JSONDecodeError:
-        raise ServiceError(f"Label Studio at {client.url} sent an export that is not JSON") from None
+        tasks = loads(raw)
+    except JSONError as exc:
+        raise ServiceError(f"Label Studio at {client.url} sent an export that is not JSON "
+                           f"({exc.reason})") from None
     if not isinstance(tasks, list):
         raise ServiceError(f"Label Studio at {client.url} sent an export that is not a task list")
     return tasks
