@@ -174,9 +174,10 @@ def check_outputs_are_not_inputs(inputs: Iterable[str | Path | None],
     """Refuse (exit 3) a command whose output would overwrite or append to one of its inputs.
 
     ``outputs`` are files a command writes; ``folders`` are folders it replaces or fills
-    (no input may lie inside one). Paths are compared as files, not as strings: another
-    spelling, a symbolic or a hard link to an input is the input. Every stage calls this
-    before it opens anything for writing; None entries (options not given) are ignored.
+    (no input may lie inside one, under any name: a hard link of an input inside the folder
+    counts). Paths are compared as files, not as strings: another spelling, a symbolic or a
+    hard link to an input is the input. Every stage calls this before it opens anything for
+    writing; None entries (options not given) are ignored.
     """
     ins = [Path(p) for p in inputs if p is not None]
     for out in (Path(p) for p in outputs if p is not None):
@@ -186,9 +187,26 @@ def check_outputs_are_not_inputs(inputs: Iterable[str | Path | None],
                                  "destroy the input: choose another output path")
     for folder in (Path(p) for p in folders if p is not None):
         for src in ins:
-            if _inside(src, folder):
+            if _inside(src, folder) or _linked_inside(src, folder):
                 raise InputError(f"{folder}: the output folder holds the input {src}; writing "
                                  "it would destroy the input: choose another output folder")
+
+
+def _linked_inside(src: Path, folder: Path) -> bool:
+    """Whether a file under ``folder`` is ``src`` under another name (a hard link)."""
+    try:
+        st = src.stat()
+    except OSError:
+        return False
+    if st.st_nlink < 2 or not folder.is_dir():
+        return False
+    for dirpath, _, names in os.walk(folder):
+        for name in names:
+            with contextlib.suppress(OSError):
+                other = os.stat(os.path.join(dirpath, name), follow_symlinks=False)
+                if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+                    return True
+    return False
 
 
 def check_output_path(path: str | Path) -> Path:

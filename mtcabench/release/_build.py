@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 from mtcabench import __version__
 from mtcabench.errors import InputError, ValidationFailed
 from mtcabench.graph import Violation
+from mtcabench.io import check_outputs_are_not_inputs
 from mtcabench.model import BenchmarkSpan, Candidate, Conversation
 from mtcabench.progress import tracked
 from mtcabench.release import _changelog
@@ -91,6 +92,7 @@ def build_release(
     check_version(version)
     out = Path(out)
     target = out / version
+    check_outputs_are_not_inputs([reviewed, conversations, candidates], folders=[target])
     failures: list[Violation] = []
     if target.exists() and not force:
         failures.append(Violation(str(target), "version-exists",

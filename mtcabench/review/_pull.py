@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from mtcabench.errors import ServiceError
-from mtcabench.io import JSONError, loads, write_records
+from mtcabench.io import (
+    JSONError,
+    check_outputs_are_not_inputs,
+    load_conversations,
+    loads,
+    write_records,
+)
 from mtcabench.model import (
     Candidate,
     Conversation,
@@ -63,6 +69,7 @@ class PullReport:
     requests: int = 0
     seconds: float = 0.0
     summary: ReviewSummary | None = None
+    written: Path | None = None  # the file written (None: nothing written)
 
 
 def _parse_time(value: Any) -> datetime | None:
@@ -200,12 +207,23 @@ def pull_decisions(
 
 
 def pull_to_file(
-    client: ReviewClient, conversations: Mapping[str, Conversation], out: str | Path, *,
-    project: str | int,
+    client: ReviewClient, conversations: Mapping[str, Conversation] | str | Path,
+    out: str | Path, *, project: str | int, strict: bool = False,
 ) -> PullReport:
-    """:func:`pull_decisions`, then write the decisions atomically to ``out``."""
+    """:func:`pull_decisions`, then write the decisions atomically to ``out``.
+
+    ``conversations`` is the conversations file (refused as ``out``) or the loaded records.
+    With ``strict``, a pull that left an annotation out writes nothing (``report.written`` is
+    None) and the caller refuses it (``review pull --strict`` exits 5).
+    """
+    if not isinstance(conversations, Mapping):
+        check_outputs_are_not_inputs([conversations], [out])
+        conversations = load_conversations(conversations)
     report = pull_decisions(client, conversations, project=project)
+    if strict and report.invalid:
+        return report
     write_records(out, report.decisions)
+    report.written = Path(out)
     return report
 
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mtcabench.errors import InputError
-from mtcabench.io import atomic_write
+from mtcabench.benchmark import Benchmark
+from mtcabench.io import atomic_write, check_outputs_are_not_inputs
 from mtcabench.model import BenchmarkSpan, Conversation, PredictedEdge, Role
 from mtcabench.scoring.metrics import METRICS, score_span
 from mtcabench.scoring.scorer import as_benchmark
@@ -307,6 +308,11 @@ def safe_name(span_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", span_id).strip("_") or "span"
 
 
+def picture_path(span_id: str, out: str | Path, fmt: str = "html") -> Path:
+    """Where the picture of a span goes: ``<out>/<safe span id>.html`` (or ``.svg``)."""
+    return Path(out) / f"{safe_name(span_id)}.{fmt}"
+
+
 def write_views(views: list[SpanView], out: str | Path, fmt: str = "html") -> list[Path]:
     """Write each view as ``<out>/<safe span id>.html`` (or ``.svg``); returns the paths."""
     if fmt not in ("html", "svg"):
@@ -317,8 +323,30 @@ def write_views(views: list[SpanView], out: str | Path, fmt: str = "html") -> li
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     for view in views:
-        path = out / f"{safe_name(view.span.id)}.{fmt}"
+        path = picture_path(view.span.id, out, fmt)
         with atomic_write(path) as fh:
             fh.write(render_html(view) if fmt == "html" else render_svg(view))
         paths.append(path)
     return paths
+
+
+def draw_spans(
+    span_ids: list[str],
+    benchmark,
+    submission: str | Path | None = None,
+    out: str | Path = ".",
+    fmt: str = "html",
+) -> tuple[list[SpanView], list[Path]]:
+    """What ``mtcabench show`` does: check, read, draw and write each span's picture.
+
+    A picture path that is one of the inputs (the submission, a benchmark file) is refused
+    before anything is read.
+    """
+    if fmt not in ("html", "svg"):
+        raise InputError(f"--format must be html or svg, got {fmt!r}")
+    inputs: list[Path] = [Path(submission)] if submission is not None else []
+    if not isinstance(benchmark, Benchmark) and Path(benchmark).is_dir():
+        inputs += [p for p in Path(benchmark).iterdir() if p.is_file()]
+    check_outputs_are_not_inputs(inputs, [picture_path(s, out, fmt) for s in span_ids])
+    views = span_views(span_ids, benchmark, submission)
+    return views, write_views(views, out, fmt)

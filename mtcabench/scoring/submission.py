@@ -68,6 +68,14 @@ class Warnings:
         ]
 
 
+def submission_name(path: str | Path) -> str:
+    """The name of a submission's output files: its file name without ``.jsonl``."""
+    stem = Path(path).name
+    for suffix in (".jsonl", ".json", ".submission"):
+        stem = stem.removesuffix(suffix)
+    return stem or "submission"
+
+
 @dataclass
 class Submission:
     """A parsed submission: its header, one entry per span id, and counted warnings."""
@@ -81,10 +89,7 @@ class Submission:
     @property
     def name(self) -> str:
         """File-system-safe name (the file's stem), used for output files."""
-        stem = self.path.name
-        for suffix in (".jsonl", ".json", ".submission"):
-            stem = stem.removesuffix(suffix)
-        return stem or "submission"
+        return submission_name(self.path)
 
     @property
     def label(self) -> str:
