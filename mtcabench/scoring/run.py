@@ -24,7 +24,7 @@ from mtcabench.scoring.scorer import (
     build_report,
     score_spans,
 )
-from mtcabench.scoring.submission import read_submission, submission_name
+from mtcabench.scoring.submission import submission_name
 from mtcabench.scoring.tables import (
     HEADLINE,
     comparison_markdown,
@@ -90,7 +90,7 @@ def run_scoring(
 
     scored: dict[Path, ScoredSubmission] = {}
     for p in paths:
-        scored[p.resolve()] = score_spans(read_submission(p), bench)
+        scored[p.resolve()] = score_spans(p, bench)
     comparison = None
     if compare is not None:
         a, b = (scored[Path(p).resolve()] for p in compare)
@@ -197,8 +197,7 @@ def _write_span_scores(path: Path, scored: ScoredSubmission, bench: Benchmark) -
     """One line per benchmark span: its groups, whether it was predicted, every metric."""
     with atomic_write(path) as fh:
         for span, score in zip(bench.spans, scored.scores):
-            entry = scored.submission.entries.get(span.id)
-            status = "missing" if entry is None else "skipped" if entry.skipped else "predicted"
+            status = scored.submission.status(span.id)
             fh.write(json.dumps({
                 "span_id": span.id, "conversation_id": span.conversation_id,
                 "source": span.source, "domain": span.domain,

@@ -21,7 +21,7 @@ from mtcabench.io import atomic_write, check_outputs_are_not_inputs
 from mtcabench.model import BenchmarkSpan, Conversation, PredictedEdge, Role
 from mtcabench.scoring.metrics import METRICS, score_span
 from mtcabench.scoring.scorer import as_benchmark
-from mtcabench.scoring.submission import check_against_benchmark, read_submission
+from mtcabench.scoring.submission import read_submission
 
 Pair = tuple[int, int]
 
@@ -282,8 +282,7 @@ def span_views(
     index = bench.span_index()
     sub = None
     if submission is not None:
-        sub = read_submission(submission)
-        check_against_benchmark(sub, bench)
+        sub = read_submission(submission, bench, keep=span_ids)
     views = []
     for span_id in span_ids:
         span = index.get(span_id)
@@ -297,7 +296,7 @@ def span_views(
             views.append(SpanView(span, conv, None, label="no submission", status="gold only"))
             continue
         entry = sub.entries.get(span_id)
-        status = "missing" if entry is None else "skipped" if entry.skipped else "predicted"
+        status = sub.status(span_id)
         views.append(SpanView(span, conv, list(entry.edges) if entry and not entry.skipped else [],
                               label=sub.label, status=status))
     return views
