@@ -15,7 +15,6 @@ from mtcabench.io import atomic_write, check_outputs_are_not_inputs
 from mtcabench.progress import err_console
 from mtcabench.scoring.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 from mtcabench.scoring.metrics import AVERAGES
-from mtcabench.scoring.plots import plot_by_dependency_type
 from mtcabench.scoring.report import Comparison, ScoreReport
 from mtcabench.scoring.scorer import (
     ScoredSubmission,
@@ -118,6 +117,10 @@ def run_scoring(
                                 comparison.model_dump_json(indent=2)))
         run.files.append(_write(compare_stem.with_suffix(".md"), comparison_markdown(comparison)))
     if plot:
+        # Imported here: matplotlib takes about a second to import, which `show` (and a
+        # run with --no-plot) need not pay.
+        from mtcabench.scoring.plots import plot_by_dependency_type
+
         run.files += plot_by_dependency_type(reports, out / "by-dependency-type")
 
     averages = list(AVERAGES) if average == "both" else [average]

@@ -33,7 +33,11 @@ _ROLE_FILL = {Role.SYSTEM: "#eeeeee", Role.USER: "#dbe9f7", Role.ASSISTANT: "#ff
 
 @dataclass
 class SpanView:
-    """What is drawn for one span: gold and predicted edges, classified."""
+    """What is drawn for one span: gold and predicted edges, classified.
+
+    The edge sets are built once: every drawing asks the kind of each edge, and that must
+    cost a set lookup, not a pass over the graph (which made drawing quadratic).
+    """
 
     span: BenchmarkSpan
     conversation: Conversation
@@ -41,20 +45,16 @@ class SpanView:
     label: str = "prediction"
     status: str = "predicted"  # predicted, missing or skipped
     scores: dict[Pair, float] = field(default_factory=dict)
+    gold: frozenset[Pair] = field(init=False)
+    pred: frozenset[Pair] = field(init=False)
 
     def __post_init__(self) -> None:
         for e in self.predicted or []:
             if e.score is not None:
                 self.scores[(e.child, e.parent)] = max(e.score, self.scores.get((e.child, e.parent),
                                                                                e.score))
-
-    @property
-    def gold(self) -> set[Pair]:
-        return {e.pair for e in self.span.graph.edges}
-
-    @property
-    def pred(self) -> set[Pair]:
-        return {(e.child, e.parent) for e in self.predicted or []}
+        self.gold = frozenset(e.pair for e in self.span.graph.edges)
+        self.pred = frozenset((e.child, e.parent) for e in self.predicted or [])
 
     def kind(self, pair: Pair) -> str:
         """'both', 'missed' (gold only), 'extra' (predicted only); 'gold' without a submission."""
