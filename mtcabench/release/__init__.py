@@ -7,7 +7,7 @@ our records; ``publish_release`` uploads a folder to the Hub in one commit and t
 """
 
 from mtcabench.release._build import BuiltRelease, build_release, check_version
-from mtcabench.release._checksums import verify_checksums
+from mtcabench.release._checksums import TOOL_ENTRIES, ignored_entries, verify_checksums
 from mtcabench.release._loader import (
     download_release,
     is_release_folder,
@@ -24,6 +24,7 @@ __all__ = [
     "CONVERSATION_FEATURES",
     "SELECTION_RULE",
     "SPAN_FEATURES",
+    "TOOL_ENTRIES",
     "BuiltRelease",
     "PublishPlan",
     "PublishResult",
@@ -32,6 +33,7 @@ __all__ = [
     "check_version",
     "decide",
     "download_release",
+    "ignored_entries",
     "is_release_folder",
     "load_release",
     "load_release_folder",
