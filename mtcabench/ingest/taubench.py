@@ -3,7 +3,8 @@
 The file is a JSON list of runs, each with ``task_id``, ``trial``, ``reward``, ``info`` and
 ``traj`` (OpenAI chat messages: ``tool_calls`` on assistant messages, ``tool`` messages
 answering them by ``tool_call_id``). The agent model and domain come from the file name
-(``gpt-4o-airline.json`` -> model ``gpt-4o``, domain ``airline``) unless given.
+(``gpt-4o-airline.json`` -> model ``gpt-4o``, domain ``airline``) unless given. Message
+content may be text or a list of content parts (:mod:`mtcabench.ingest.openai_content`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pydantic import ValidationError
 
 from mtcabench.errors import InputError
 from mtcabench.ingest._common import load_json
+from mtcabench.ingest.openai_content import ContentError, message_text
 from mtcabench.io import JSONError, format_validation_error, loads
 from mtcabench.model import Conversation, Role, ToolCall, Turn
 
@@ -97,9 +99,10 @@ def _convert_message(path: Path, where: str, j: int, m: Any) -> Turn:
         role = m.get("role") if isinstance(m, dict) else None
         raise InputError(f"{here}: unknown message shape (role {role!r}); expected an OpenAI "
                          "chat message with role system, user, assistant or tool")
-    content = m.get("content") or ""
-    if not isinstance(content, str):
-        raise InputError(f"{here}: content is {type(content).__name__}, expected text")
+    try:
+        content = message_text(m.get("content"))
+    except ContentError as exc:
+        raise InputError(f"{here}: {exc}") from None
     calls = []
     for c in m.get("tool_calls") or []:
         try:
