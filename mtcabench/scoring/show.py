@@ -18,7 +18,7 @@ from pathlib import Path
 from mtcabench.errors import InputError
 from mtcabench.benchmark import Benchmark
 from mtcabench.io import atomic_write, check_outputs_are_not_inputs
-from mtcabench.model import BenchmarkSpan, Conversation, PredictedEdge, Role
+from mtcabench.model import BenchmarkSpan, Conversation, PredictedEdge, Role, parse_span_id
 from mtcabench.scoring.metrics import METRICS, score_span
 from mtcabench.scoring.scorer import as_benchmark
 from mtcabench.scoring.submission import read_submission
@@ -287,10 +287,8 @@ def span_views(
     for span_id in span_ids:
         span = index.get(span_id)
         if span is None:
-            close = difflib.get_close_matches(span_id, list(index), n=3, cutoff=0.6)
-            hint = f"; did you mean {', '.join(close)}?" if close else \
-                f"; the benchmark has {len(index)} spans (see its spans file)"
-            raise InputError(f"span id {span_id!r} is not in the benchmark {bench.origin}{hint}")
+            raise InputError(f"span id {span_id!r} is not in the benchmark {bench.origin}"
+                             f"{_hint(span_id, index)}")
         conv = bench.conversations[span.conversation_id]
         if sub is None:
             views.append(SpanView(span, conv, None, label="no submission", status="gold only"))
@@ -302,14 +300,43 @@ def span_views(
     return views
 
 
+def _hint(span_id: str, index: dict[str, BenchmarkSpan]) -> str:
+    """Spans to suggest: those of the id's conversation (parsed from the right), else the
+    closest ids."""
+    try:
+        conv_id = parse_span_id(span_id)[0]
+    except ValueError:
+        conv_id = None
+    same = sorted(s for s, span in index.items() if span.conversation_id == conv_id)
+    close = same[:5] or difflib.get_close_matches(span_id, list(index), n=3, cutoff=0.6)
+    if close:
+        more = f" (and {len(same) - 5} more)" if len(same) > 5 else ""
+        return f"; did you mean {', '.join(close)}{more}?"
+    return f"; the benchmark has {len(index)} spans (see its spans file)"
+
+
 def safe_name(span_id: str) -> str:
     """A file name for a span id (ids hold '/', '#' and ':')."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", span_id).strip("_") or "span"
 
 
-def picture_path(span_id: str, out: str | Path, fmt: str = "html") -> Path:
-    """Where the picture of a span goes: ``<out>/<safe span id>.html`` (or ``.svg``)."""
-    return Path(out) / f"{safe_name(span_id)}.{fmt}"
+def picture_names(span_ids: list[str]) -> list[str]:
+    """:func:`safe_name` of each span id, numbered (``-2``...) where two ids would share a
+    name (``a#1:0-4`` and ``a_1_0-4`` both read ``a_1_0-4``), so no picture replaces another."""
+    out, used = [], set()
+    for sid in span_ids:
+        name, k = safe_name(sid), 2
+        candidate = name
+        while candidate in used:
+            candidate, k = f"{name}-{k}", k + 1
+        used.add(candidate)
+        out.append(candidate)
+    return out
+
+
+def picture_paths(span_ids: list[str], out: str | Path, fmt: str = "html") -> list[Path]:
+    """Where the pictures of the spans go: ``<out>/<safe span id>.html`` (or ``.svg``)."""
+    return [Path(out) / f"{name}.{fmt}" for name in picture_names(span_ids)]
 
 
 def write_views(views: list[SpanView], out: str | Path, fmt: str = "html") -> list[Path]:
@@ -320,12 +347,10 @@ def write_views(views: list[SpanView], out: str | Path, fmt: str = "html") -> li
     if out.exists() and not out.is_dir():
         raise InputError(f"{out}: exists and is not a folder; choose another --out")
     out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for view in views:
-        path = picture_path(view.span.id, out, fmt)
+    paths = picture_paths([v.span.id for v in views], out, fmt)
+    for view, path in zip(views, paths):
         with atomic_write(path) as fh:
             fh.write(render_html(view) if fmt == "html" else render_svg(view))
-        paths.append(path)
     return paths
 
 
@@ -346,6 +371,6 @@ def draw_spans(
     inputs: list[Path] = [Path(submission)] if submission is not None else []
     if not isinstance(benchmark, Benchmark) and Path(benchmark).is_dir():
         inputs += [p for p in Path(benchmark).iterdir() if p.is_file()]
-    check_outputs_are_not_inputs(inputs, [picture_path(s, out, fmt) for s in span_ids])
+    check_outputs_are_not_inputs(inputs, picture_paths(list(span_ids), out, fmt))
     views = span_views(span_ids, benchmark, submission)
     return views, write_views(views, out, fmt)

@@ -36,6 +36,7 @@ from mtcabench.model import (
     Conversation,
     SubmissionEntry,
     SubmissionHeader,
+    parse_span_id,
 )
 from mtcabench.scoring.metrics import SpanScore, score_span
 
@@ -308,9 +309,22 @@ def _span_of(path: Path, lineno: int, span_id: str, index: dict[str, BenchmarkSp
     span = index.get(span_id)
     if span is None:
         raise InputError.at(path, f"span id is not in the benchmark {benchmark.origin} "
-                            f"({len(index)} spans); was this submission made for another "
-                            "benchmark or version?", line=lineno, record=span_id)
+                            f"({len(index)} spans{_why_unknown(span_id, benchmark)}); was this "
+                            "submission made for another benchmark or version?",
+                            line=lineno, record=span_id)
     return span
+
+
+def _why_unknown(span_id: str, benchmark: Benchmark) -> str:
+    """What a span id that is not in the benchmark names (parsed from the right)."""
+    try:
+        conv_id, turn, start, end = parse_span_id(span_id)
+    except ValueError:
+        return "; this is not a span id, <conversation id>#<turn>:<start>-<end>"
+    if conv_id not in benchmark.conversations:
+        return f"; conversation {conv_id!r} is not in it"
+    return (f"; it has conversation {conv_id!r} but no span at turn {turn}, characters "
+            f"{start}-{end}")
 
 
 def _check_edge_count(path: Path, lineno: int, obj: dict, index: dict[str, BenchmarkSpan],
