@@ -31,12 +31,18 @@ from mtcabench.model import Conversation, Record
 R = TypeVar("R", bound=Record)
 
 
+def _one_line(text: str) -> str:
+    # A field name or message holding a line break or another control character (a key of
+    # the input, say) is shown escaped: the message stays one line.
+    return text if text.isprintable() else repr(text)[1:-1]
+
+
 def format_validation_error(err: ValidationError) -> str:
     """One line from a pydantic error: the first problem, with its field path."""
     parts = []
     for e in err.errors()[:3]:
-        loc = ".".join(str(x) for x in e.get("loc", ()) if x != "__root__")
-        msg = e.get("msg", "").removeprefix("Value error, ")
+        loc = ".".join(_one_line(str(x)) for x in e.get("loc", ()) if x != "__root__")
+        msg = _one_line(e.get("msg", "").removeprefix("Value error, "))
         parts.append(f"{loc}: {msg}" if loc else msg)
     more = len(err.errors()) - len(parts)
     return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")

@@ -63,7 +63,7 @@ def _convert_run(path: Path, i: int, run: Any, model: str, domain: str) -> Conve
     if not isinstance(run, dict):
         raise InputError(f"{path}: {where}: expected an object, got {type(run).__name__}")
     if "task_id" in run:
-        where += f" (task {run['task_id']}, trial {run.get('trial')})"
+        where += f" (task {_shown(run['task_id'])}, trial {_shown(run.get('trial'))})"
     for key in ("task_id", "traj"):
         if key not in run:
             raise InputError(f"{path}: {where}: has no {key!r} field; is this a TauBench "
@@ -73,6 +73,10 @@ def _convert_run(path: Path, i: int, run: Any, model: str, domain: str) -> Conve
         raise InputError(f"{path}: {where}: 'traj' is not a list of messages")
     if not traj:
         raise InputError(f"{path}: {where}: empty conversation ('traj' has no messages)")
+    trial = run.get("trial")
+    if trial is not None and not (isinstance(trial, int) and not isinstance(trial, bool)) and not (
+            isinstance(trial, str) and trial.isascii() and trial.isdigit()):
+        raise InputError(f"{path}: {where}: 'trial' is {_shown(trial)}, expected a whole number")
     cid = conversation_id(domain, model, run["task_id"], run.get("trial", 0))
     turns = [_convert_message(path, where, j, m) for j, m in enumerate(traj)]
     metadata = {k: v for k, v in run.items() if k not in ("traj",)}
@@ -93,10 +97,16 @@ def _convert_run(path: Path, i: int, run: Any, model: str, domain: str) -> Conve
         raise InputError(f"{path}: {where} ({cid}): {format_validation_error(exc)}") from None
 
 
+def _shown(value: Any) -> str:
+    """A value of the input inside a message: as it is, or escaped if it would break the line."""
+    text = str(value)
+    return text if text.isprintable() else repr(text)
+
+
 def _convert_message(path: Path, where: str, j: int, m: Any) -> Turn:
     here = f"{path}: {where}, message {j}"
-    if not isinstance(m, dict) or m.get("role") not in _ROLES:
-        role = m.get("role") if isinstance(m, dict) else None
+    role = m.get("role") if isinstance(m, dict) else None
+    if not isinstance(role, str) or role not in _ROLES:
         raise InputError(f"{here}: unknown message shape (role {role!r}); expected an OpenAI "
                          "chat message with role system, user, assistant or tool")
     try:
@@ -104,13 +114,19 @@ def _convert_message(path: Path, where: str, j: int, m: Any) -> Turn:
     except ContentError as exc:
         raise InputError(f"{here}: {exc}") from None
     calls = []
-    for c in m.get("tool_calls") or []:
+    raw_calls = m.get("tool_calls") or []
+    if not isinstance(raw_calls, list):
+        raise InputError(f"{here}: 'tool_calls' is {type(raw_calls).__name__}, expected a list of "
+                         "{id, function: {name, arguments}}")
+    for c in raw_calls:
         try:
             fn = c["function"]
             args = loads(fn["arguments"]) if isinstance(fn["arguments"], str) else fn["arguments"]
             calls.append(ToolCall(id=c["id"], name=fn["name"], arguments=args))
         except (KeyError, TypeError, JSONError, ValidationError) as exc:
-            raise InputError(f"{here}: malformed tool call ({type(exc).__name__}: {exc}); "
+            why = (format_validation_error(exc) if isinstance(exc, ValidationError)
+                   else _shown(f"{type(exc).__name__}: {exc}"))
+            raise InputError(f"{here}: malformed tool call ({why}); "
                              "expected {id, function: {name, arguments}}") from None
     try:
         return Turn(

@@ -19,6 +19,7 @@ not by the submission. Read without one, every entry is kept (for tools and test
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -253,14 +254,22 @@ def validate_line(path: Path, lineno: int, obj: dict, record_type):
                             record=str(rid) if isinstance(rid, str) and rid else None) from None
 
 
+#: The schema's ``date-time`` format (RFC 3339): a date, ``T``, a time, and an offset.
+_RFC3339 = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?"
+                      r"([Zz]|[+-][0-9]{2}:[0-9]{2})")
+
+
 def _header_time(obj: dict) -> dict:
+    """``created_at`` parsed, when it is an RFC 3339 string; anything else is left for strict
+    validation to refuse (strict mode takes no string for a datetime), naming the field."""
     value = obj.get("created_at")
-    if obj.get("kind") != SubmissionHeader.KIND or not isinstance(value, str):
+    if obj.get("kind") != SubmissionHeader.KIND or not isinstance(value, str) or \
+            not _RFC3339.fullmatch(value):
         return obj
     try:
         return {**obj, "created_at": _DATETIME.validate_strings(value, strict=True)}
     except ValidationError:
-        return obj  # strict validation names the field and the reason
+        return obj
 
 
 def _integral(value: Any) -> Any:

@@ -29,7 +29,19 @@ from mtcabench.io import (
     read_done_keys,
     write_records,
 )
-from mtcabench.model import Conversation, Role, Turn
+from mtcabench.model import (
+    BenchmarkSpan,
+    Conversation,
+    DecisionSource,
+    DependencyType,
+    Edge,
+    ProvenanceGraph,
+    Role,
+    TargetSpan,
+    Turn,
+    Verdict,
+    span_id,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -164,7 +176,12 @@ def test_every_reader_refuses_deep_nesting_with_file_and_line(case, tmp_path):
     okbench = tmp_path / "okbench"
     okbench.mkdir()
     (okbench / "conversations.jsonl").write_text(conv_line() + "\n", encoding="utf-8")
-    (okbench / "spans.jsonl").write_text("", encoding="utf-8")
+    target = TargetSpan(turn=1, start=0, end=5, text="hello")
+    write_records(okbench / "spans.jsonl", [BenchmarkSpan(
+        id=span_id("t/1", target), conversation_id="t/1", source="taubench", domain="d",
+        span=target, dependency_type=DependencyType.DIRECT,
+        graph=ProvenanceGraph(target=1, nodes=[0, 1], edges=[Edge(child=1, parent=0)]),
+        depth=1, sources=[0], decision_source=DecisionSource.AUTO, verdict=Verdict.ACCEPT)])
     argv, where = _cases(tmp_path)[case]
     res = invoke(*argv)
     one_clear_line(res, where, "nested")
