@@ -44,17 +44,11 @@ def show(
 ) -> None:
     """Draw spans: the conversation with the gold graph and a submission's graph overlaid."""
     from mtcabench.errors import InputError
-    from mtcabench.scoring.show import (
-        render_dot,
-        render_mermaid,
-        span_views,
-        write_views,
-    )
+    from mtcabench.scoring.show import draw_spans, render_dot, render_mermaid
 
     if text not in ("mermaid", "dot", "none"):
         raise InputError(f"--text must be mermaid, dot or none, got {text!r}")
-    views = span_views(span_ids, benchmark, submission)
-    paths = write_views(views, out, fmt)
+    views, paths = draw_spans(span_ids, benchmark, submission, out, fmt)
     for view, path in zip(views, paths):
         if text != "none":
             typer.echo(render_mermaid(view) if text == "mermaid" else render_dot(view))

@@ -26,6 +26,7 @@ from mtcabench.benchmark.tables import (CONVERSATION_FEATURES, SPAN_FEATURES, co
                                         span_from_row, span_row)
 from mtcabench.errors import InputError, ValidationFailed
 from mtcabench.graph import Violation
+from mtcabench.io import check_outputs_are_not_inputs
 from mtcabench.model import BenchmarkSpan, Candidate, Conversation
 from mtcabench.progress import tracked
 from mtcabench.release import _changelog
@@ -79,6 +80,7 @@ def build_release(
     check_version(version)
     out = Path(out)
     target = out / version
+    check_outputs_are_not_inputs([reviewed, conversations, candidates], folders=[target])
     failures: list[Violation] = []
     if target.exists() and not force:
         failures.append(Violation(str(target), "version-exists",

@@ -76,26 +76,24 @@ def as_benchmark(benchmark: Benchmark | str | Path) -> Benchmark:
     return benchmark if isinstance(benchmark, Benchmark) else load_benchmark(benchmark)
 
 
-def score_spans(submission: Submission, benchmark: Benchmark) -> ScoredSubmission:
-    """Check a submission against the benchmark and score every benchmark span."""
+def score_spans(submission: Submission | str | Path, benchmark: Benchmark) -> ScoredSubmission:
+    """Check a submission against the benchmark and score every benchmark span.
+
+    Given a path, the file is streamed against the benchmark (memory bounded by the
+    benchmark); a missing or skipped span scores as an empty prediction.
+    """
     if not benchmark.spans:
         raise InputError(f"{benchmark.origin}: the benchmark has no spans to score")
+    if not isinstance(submission, Submission):
+        submission = read_submission(submission, benchmark)
     missing = check_against_benchmark(submission, benchmark)
     scores = [
-        score_span(
-            s.id,
-            submission.pairs(s.id),
-            [e.pair for e in s.graph.edges],
-            s.sources,
-            benchmark.conversations[s.conversation_id],
-            s.dependency_type,
-        )
+        submission.scores.get(s.id) or score_span(
+            s.id, [], [e.pair for e in s.graph.edges], s.sources,
+            benchmark.conversations[s.conversation_id], s.dependency_type)
         for s in benchmark.spans
     ]
-    empty = np.array([
-        s.id not in submission.entries or bool(submission.entries[s.id].skipped)
-        for s in benchmark.spans
-    ])
+    empty = np.array([submission.status(s.id) != "predicted" for s in benchmark.spans])
     return ScoredSubmission(submission, scores, span_matrix(scores), empty, missing)
 
 
@@ -213,12 +211,12 @@ def _reports(
     reports = []
     for s, r in zip(scored, rows):
         sub = s.submission
-        skipped = sum(1 for e in sub.entries.values() if e.skipped)
+        skipped = len(sub.skipped)
         reports.append(ScoreReport(
             submission=_info(sub),
             benchmark=benchmark.origin,
             spans=SpanCounts(benchmark=len(benchmark.spans),
-                             predicted=len(sub.entries) - skipped,
+                             predicted=len(sub.lines) - skipped,
                              missing=len(s.missing), skipped=skipped),
             bootstrap=BootstrapSettings(resamples=resamples, seed=seed, confidence=CONFIDENCE),
             definitions=dict(DEFINITIONS),
@@ -250,8 +248,7 @@ def score_submission(
 ) -> ScoreReport:
     """Read, check and score one submission file against a benchmark (path, id or loaded)."""
     bench = as_benchmark(benchmark)
-    return build_report(score_spans(read_submission(submission), bench), bench,
-                        resamples=resamples, seed=seed)
+    return build_report(score_spans(submission, bench), bench, resamples=resamples, seed=seed)
 
 
 def compare_submissions(
@@ -264,6 +261,5 @@ def compare_submissions(
 ) -> Comparison:
     """Score two submission files on one benchmark and compare them (``a - b``, paired)."""
     bench = as_benchmark(benchmark)
-    return build_comparison(score_spans(read_submission(a), bench),
-                            score_spans(read_submission(b), bench), bench,
+    return build_comparison(score_spans(a, bench), score_spans(b, bench), bench,
                             resamples=resamples, seed=seed)
