@@ -8,13 +8,12 @@ access to a conversations file by id without loading it (``verify`` follows the 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from mtcabench.errors import InputError
-from mtcabench.io import RecordAppender, format_validation_error, read_done_keys
+from mtcabench.io import JSONError, RecordAppender, format_validation_error, loads, read_done_keys
 from mtcabench.model import Candidate, Conversation, Proposal
 
 
@@ -58,8 +57,8 @@ class ConversationIndex:
             for lineno, raw in enumerate(fh, start=1):
                 if raw.strip():
                     try:
-                        cid = json.loads(raw).get("id")
-                    except (json.JSONDecodeError, AttributeError):
+                        cid = loads(raw).get("id")
+                    except (JSONError, AttributeError):
                         raise InputError.at(self.path, "malformed JSON", line=lineno) from None
                     if cid in self._offsets:
                         raise InputError.at(self.path, "duplicate conversation id", line=lineno,

@@ -25,7 +25,7 @@ from mtcabench.annotate.llm.policy import RequestFailed
 from mtcabench.annotate.llm.providers import OPENAI_BATCH_URL
 from mtcabench.annotate.llm.wire import Answer, ChatRequest
 from mtcabench.errors import ServiceError
-from mtcabench.io import atomic_write
+from mtcabench.io import JSONError, atomic_write, loads
 
 if TYPE_CHECKING:
     from mtcabench.annotate.llm.client import ApiClient
@@ -213,9 +213,9 @@ class BatchRunner:
             if not line.strip():
                 continue
             try:
-                item = json.loads(line)
+                item = loads(line)
                 key = item["custom_id"]
-            except (json.JSONDecodeError, KeyError, TypeError):
+            except (JSONError, KeyError, TypeError):
                 result.errors[f"line-{len(result.errors)}"] = "unreadable result line"
                 continue
             response = item.get("response") or {}

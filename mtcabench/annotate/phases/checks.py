@@ -10,7 +10,6 @@ fails is kept as a ``rejected`` record with every reason and the raw output.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TypeVar
@@ -20,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 from mtcabench.annotate.phases.quotes import find_quote
 from mtcabench.annotate.phases.schema import EdgeOut
 from mtcabench.graph import check_graph, with_structural_edges
-from mtcabench.io import format_validation_error
+from mtcabench.io import JSONError, format_validation_error, loads
 from mtcabench.model import (
     Conversation,
     DependencyType,
@@ -56,10 +55,11 @@ def parse_answer(raw: str, finish_reason: str | None, model: type[M]
                  ) -> tuple[M | None, list[Rejection]]:
     """The parsed answer, or None with the reasons it could not be parsed."""
     try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
+        data = loads(raw)  # a model's answer: deep nesting is a rejection, not a crash
+    except JSONError as exc:
         reason = "truncated" if finish_reason == "length" else "invalid-json"
-        return None, [Rejection(reason=reason, detail=f"{exc.msg} at character {exc.pos}")]
+        where = f" at line {exc.line}, column {exc.column}" if exc.line else ""
+        return None, [Rejection(reason=reason, detail=f"{exc.reason}{where}")]
     try:
         return model.model_validate(data), []
     except ValidationError as exc:
