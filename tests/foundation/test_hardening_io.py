@@ -247,11 +247,19 @@ def test_signal_mid_write_leaves_no_temporary_file(sig, tmp_path):
 
 
 def test_signal_handlers_are_restored_after_the_write(tmp_path):
-    before = (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGHUP))
-    with atomic_write(tmp_path / "x") as fh:
-        assert signal.getsignal(signal.SIGTERM) is not before[0]
-        fh.write("x")
-    assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGHUP)) == before
+    # From the defaults, as in a fresh process: a library loaded earlier in this test
+    # session (Ray) may have set handlers of its own, which the writer rightly leaves alone.
+    previous = {sig: signal.signal(sig, signal.SIG_DFL) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        with atomic_write(tmp_path / "x") as fh:
+            assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+            assert signal.getsignal(signal.SIGHUP) is not signal.SIG_DFL
+            fh.write("x")
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_DFL
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def test_a_handler_the_program_set_is_left_alone(tmp_path):
