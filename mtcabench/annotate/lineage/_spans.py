@@ -1,10 +1,11 @@
-"""Span selection: the copied and derived-amount spans of one answer turn.
+"""Span selection: the copied, derived-amount and (v2) clause spans of one answer turn.
 
 Every standalone occurrence, in an assistant turn's content, of a value known before that
 turn is a candidate span; overlaps go to the longest match and each value gets one span per
 turn (its first occurrence). A ``$`` amount equal to the sum or difference of exactly one
 pair of traced amounts stated earlier in the turn is a derived (multi-source) span. What is
-left unsupported goes to the hallucination decision.
+left unsupported goes to the hallucination decision; under the v2 rules a clause joining
+values of independent sources is a multi-source span too (``_clauses``).
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
+from mtcabench.annotate.lineage._clauses import clause_spans
 from mtcabench.annotate.lineage._hallucination import unsupported_spans
 from mtcabench.annotate.lineage._tracing import ProposedSpan, Tracer
-from mtcabench.annotate.lineage._values import Value, _bounded, find_value
+from mtcabench.annotate.lineage._values import Value, _bounded
 from mtcabench.graph import infer_dependency_type
 from mtcabench.model import TargetSpan
 
@@ -31,7 +33,7 @@ def answer_spans(tracer: Tracer, c: int) -> list[ProposedSpan]:
         if tracer.known_from[key] >= c:
             continue
         lo = 0
-        while (hit := find_value(content, value, lo)) is not None:
+        while (hit := tracer.find(c, value, lo, len(content))) is not None:
             if not value.currency_only or content[: hit[0]].rstrip(" ").endswith("$"):
                 matches.append((hit[0], hit[1], key))
             lo = hit[0] + 1
@@ -57,7 +59,10 @@ def answer_spans(tracer: Tracer, c: int) -> list[ProposedSpan]:
     if tracer.config.derived_amounts:
         out += _derived_spans(tracer, c, covered, out)
     covered += [(s.span.start, s.span.end) for s in out]
+    copied = list(out)
     out += unsupported_spans(tracer, c, covered)
+    if tracer.rules.clause_spans and tracer.config.clause_spans:
+        out += clause_spans(tracer, c, copied)
     out.sort(key=lambda s: s.span.start)
     return out
 

@@ -2,10 +2,11 @@
 
 One class, :class:`Tracer`, in three steps that each build on the one before:
 
-1. the vocabulary: which values each turn introduces (and from which turn each is known),
-   each call's arguments and what a call's result may echo;
+1. the vocabulary (``_vocabulary``): which values each turn introduces (and from which turn
+   each is known), each call's arguments and what a call's result may echo;
 2. the occurrence index and the *parent rule*: where a value stands in a turn, and the latest
-   turn before a child that introduced or restated it (docs/lineage.md says why latest);
+   turn before a child that carries it (v2: any turn that shows it, the one the answer read;
+   v1: that introduced or restated it, skipping a tool result that echoes its own call);
 3. backward tracing: the edges, evidence and graph behind a value an answer turn needs,
    through assistant restatements and tool calls down to exogenous turns.
 
@@ -14,22 +15,13 @@ Span selection (``_spans``) and the hallucination decision (``_hallucination``) 
 
 from __future__ import annotations
 
-import json
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
 
 from mtcabench.annotate.lineage._config import LineageConfig, LineageSummary
-from mtcabench.annotate.lineage._values import (
-    _FREE_TOKEN,
-    _ORDINAL,
-    Value,
-    _bounded,
-    exclusion,
-    find_value,
-    json_leaves,
-    make_value,
-)
+from mtcabench.annotate.lineage._normalise import locate
+from mtcabench.annotate.lineage._values import Value, find_value
+from mtcabench.annotate.lineage._vocabulary import Vocabulary
 from mtcabench.model import (
     Conversation,
     DependencyType,
@@ -55,111 +47,14 @@ class ProposedSpan:
     rationale: str
 
 
-class Tracer:
+class Tracer(Vocabulary):
     """The values of one conversation, where they occur, and the graphs they give."""
 
     def __init__(self, conv: Conversation, config: LineageConfig, summary: LineageSummary):
-        self.conv = conv
-        self.turns = conv.turns
-        self.config = config
-        self.summary = summary
-        self.values: dict[str, Value] = {}
-        self.known_from: dict[str, int] = {}  # value key -> first turn that made it a value
-        self.call_args: dict[tuple[int, str], list[str]] = {}  # (turn, call id) -> value keys
-        self.call_echoes: dict[tuple[int, str], set[str]] = {}  # every argument's canonical text
-        self.tool_call: dict[int, tuple[int, str]] = {}  # tool turn -> (call turn, call id)
+        super().__init__(conv, config, summary)
         self._occ: dict[tuple[int, str], tuple[int, int] | None] = {}
         self._parent: dict[tuple[int, str], int | None] = {}
         self._unsourced: set[tuple[int, str]] = set()
-        self._collect()
-
-    # ------------------------------------------------------------------ 1. the vocabulary
-    def _add(self, value: Value | None, turn: int, *, calculator: bool = False) -> str | None:
-        """Make ``value`` known from ``turn`` unless a rule excludes it; its key, or None."""
-        if value is None:
-            return None
-        reason = exclusion(value, self.config)
-        if reason == "min-length" and calculator:
-            # A calculator's answer is exact whatever its length, but a short number is
-            # everywhere: it becomes a span only where the answer writes it as an amount.
-            value = Value(value.key, value.kind, value.forms, currency_only=True)
-        elif reason:
-            self.summary.excluded_values[reason] += 1
-            return None
-        have = self.values.get(value.key)
-        if have is None:
-            self.values[value.key] = value
-            self.known_from[value.key] = turn
-        elif set(value.forms) - set(have.forms) or have.currency_only > value.currency_only:
-            # the same text reached twice (as an id and as a number; as a short calculator
-            # answer and as a plain value): keep every form, the looser span rule
-            self.values[value.key] = Value(have.key, have.kind,
-                                           tuple(dict.fromkeys(have.forms + value.forms)),
-                                           have.currency_only and value.currency_only)
-        return value.key
-
-    def _add_leaf(self, leaf: Any, turn: int) -> list[str]:
-        """Values of one JSON leaf: the leaf itself, a datetime's date, prose's typed tokens."""
-        value = make_value(leaf)
-        if value is None:
-            return []
-        reason = exclusion(value, self.config) if isinstance(leaf, str) else None
-        if reason in ("prose", "max-length"):
-            # "152 + 103", a summary naming lena_park_330: the typed tokens are the values
-            self.summary.excluded_values[reason] += 1
-            return self._add_free_text(leaf, turn)
-        keys = [self._add(value, turn)]
-        if value.kind == "datetime":  # "2024-05-01T16:18:10" also states the date 2024-05-01
-            keys.append(self._add(make_value(value.key[:10]), turn))
-        return [k for k in keys if k]
-
-    def _collect(self) -> None:
-        calls: dict[str, int] = {}
-        for turn in self.turns:
-            if turn.role is Role.ASSISTANT:
-                for call in turn.tool_calls:
-                    calls[call.id] = turn.index
-                    leaves = [leaf for _, leaf in
-                              json_leaves(call.arguments, keys_with_digits=False)]
-                    keys = [k for leaf in leaves for k in self._add_leaf(leaf, turn.index)]
-                    self.call_args[(turn.index, call.id)] = list(dict.fromkeys(keys))
-                    # every argument, kept or not, for the echo rule ("amount": 55 is an echo)
-                    self.call_echoes[(turn.index, call.id)] = {
-                        v.key for v in map(make_value, leaves) if v is not None} | set(keys)
-            elif turn.role is Role.TOOL:
-                self.summary.tool_results += 1
-                self.tool_call[turn.index] = (calls[turn.tool_call_id], turn.tool_call_id)
-                self._collect_tool(turn)
-            elif turn.role is Role.USER:
-                self._add_free_text(turn.content, turn.index)
-            # System turns: policy prose. They are searched as sources (today's date) but add
-            # no values of their own, else every number of the policy would become a span.
-
-    def _collect_tool(self, turn: Turn) -> None:
-        if not turn.content.strip():
-            self.summary.tool_results_empty += 1
-            return
-        try:
-            data = json.loads(turn.content)
-        except (json.JSONDecodeError, ValueError):
-            # "Transfer successful", "Error: ...": free text; its typed tokens are values.
-            self.summary.tool_results_not_json += 1
-            self._add_free_text(turn.content, turn.index)
-            return
-        if isinstance(data, (int, float)) and not isinstance(data, bool):
-            self._add(make_value(data), turn.index, calculator=True)
-            return
-        for _, leaf in json_leaves(data):
-            self._add_leaf(leaf, turn.index)
-
-    def _add_free_text(self, text: str, turn: int) -> list[str]:
-        keys = []
-        for m in _FREE_TOKEN.finditer(text):
-            if _ORDINAL.fullmatch(m.group()):
-                continue  # "May 20th": part of a date in words, not a value of its own
-            if _bounded(text, m.start(), m.end(), m.group()):
-                keys.append(self._add(make_value(m.group(), from_free_text=True), turn))
-        return [k for k in keys if k]
 
     # ------------------------------------------------------------------ 2. occurrences, parents
     def region(self, turn: Turn) -> tuple[int, int]:
@@ -171,19 +66,30 @@ class Tracer:
         memo = self._occ.get((t, key), False)
         if memo is not False:
             return memo
-        turn = self.turns[t]
-        lo, hi = self.region(turn)
-        found = find_value(turn.text, self.values[key], lo, hi)
+        found = self.find(t, self.values[key], *self.region(self.turns[t]))
         self._occ[(t, key)] = found
         return found
+
+    def find(self, t: int, value: Value, lo: int = 0, hi: int | None = None
+             ) -> tuple[int, int] | None:
+        """First standalone occurrence of ``value`` in turn ``t``'s text[lo:hi], by the rules'
+        matching (v1: exact forms; v2: also normalised mentions, case and separators)."""
+        text = self.turns[t].text
+        if self.rules.normalised:
+            return locate(text, value, self.mentions(t), lo, hi)
+        return find_value(text, value, lo, hi)
 
     def is_echo(self, t: int, key: str) -> bool:
         """Whether tool result ``t`` holds ``key`` because its own call passed it."""
         return key in self.call_echoes.get(self.tool_call[t], set())
 
     def parent(self, child: int, key: str) -> int | None:
-        """The latest turn before ``child`` that introduced or restated the value (the parent
-        rule; an echoing tool result only when nothing else holds it)."""
+        """The latest turn before ``child`` that carries the value (the parent rule).
+
+        v2: any turn that shows it, echo or not: the turn the child read it from. v1: the
+        latest that introduced or restated it, an echoing tool result only when nothing
+        else holds it.
+        """
         memo = self._parent.get((child, key), False)
         if memo is not False:
             return memo
@@ -192,7 +98,8 @@ class Tracer:
         for t in range(child - 1, -1, -1):
             if self.occurrence(t, key) is None:
                 continue
-            if self.turns[t].role is Role.TOOL and self.is_echo(t, key):
+            if (not self.rules.echoes_carry and self.turns[t].role is Role.TOOL
+                    and self.is_echo(t, key)):
                 echo = t if echo is None else echo
                 continue
             found = t
@@ -204,7 +111,7 @@ class Tracer:
     def turns_holding(self, before: int, key: str) -> int:
         """How many turns before ``before`` hold the value anywhere in their text."""
         value = self.values[key]
-        return sum(1 for t in range(before) if find_value(self.turns[t].text, value) is not None)
+        return sum(1 for t in range(before) if self.find(t, value) is not None)
 
     # ------------------------------------------------------------------ 3. backward tracing
     def _evidence(self, parent: int, key: str) -> Evidence:
