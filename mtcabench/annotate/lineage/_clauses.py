@@ -17,39 +17,15 @@ graph is the union of its values' graphs; its type is multi-source.
 
 from __future__ import annotations
 
-import re
-
-from mtcabench.annotate.lineage._tracing import ProposedSpan, Tracer
+from mtcabench.annotate.lineage._tracing import ProposedSpan, Tracer, clauses
 from mtcabench.annotate.lineage._values import Value
 from mtcabench.model import DependencyType, Role, TargetSpan
-
-#: Where a clause ends: a line break, a semicolon, or a sentence end followed by a space.
-_CLAUSE_BREAK = re.compile(r"\n|;|(?<=[.!?])\s")
-#: Markup around a clause that is not part of what it says.
-_LEAD = re.compile(r"[\s>#*•-]*(?:\d{1,2}\.\s+)?[\s*_]*")
-_TRAIL = re.compile(r"[\s*_.,;:!?]*$")
-
-
-def clauses(content: str) -> list[tuple[int, int]]:
-    """The clauses of an answer as (start, end), list markers and closing punctuation cut."""
-    out: list[tuple[int, int]] = []
-    start = 0
-    for m in [*_CLAUSE_BREAK.finditer(content), None]:
-        end = m.start() if m else len(content)
-        lead = _LEAD.match(content, start, end)
-        s = lead.end() if lead else start
-        e = s + len(_TRAIL.sub("", content[s:end]))
-        if e > s:
-            out.append((s, e))
-        start = m.end() if m else len(content)
-    return out
-
 
 def origin(tracer: Tracer, target: int, key: str) -> int | None:
     """The exogenous turn the value was read from: its parent, or, when the parent is an
     assistant turn that restated it, that turn's origin."""
     node = target
-    while (p := tracer.parent(node, key)) is not None:
+    while (p := tracer.read_from(node, key)) is not None:
         if tracer.turns[p].role is not Role.ASSISTANT:
             return p
         node = p

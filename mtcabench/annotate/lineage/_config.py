@@ -26,6 +26,13 @@ class RuleSet:
     #: Dates, times, amounts, counts, case and separators are matched through the
     #: normalisers of ``_normalise`` (v2); v1 matches the exact forms of ``_values`` only.
     normalised: bool
+    #: A value in a clause naming a record (reservation id, flight number) links to the
+    #: latest turn that shows it with that record (v2), not to an unrelated later result.
+    record_anchor: bool
+    #: City names are airports' cities (v2): a name right before a parenthesised airport code
+    #: ("Houston (IAH)") glosses the code, and an address's city is no value; v1 linked
+    #: "Houston" in an answer to the profile's address.
+    code_glosses: bool
     #: Claims of the user's membership tier that the profile contradicts are hallucinations.
     membership_claims: bool
     #: Clauses joining values read from two or more independent sources are multi-source
@@ -35,9 +42,11 @@ class RuleSet:
 
 RULE_SETS: dict[str, RuleSet] = {
     "lineage-v1": RuleSet("lineage-v1", echoes_carry=False, normalised=False,
-                          membership_claims=False, clause_spans=False),
+                          record_anchor=False, code_glosses=False, membership_claims=False,
+                          clause_spans=False),
     "lineage-v2": RuleSet("lineage-v2", echoes_carry=True, normalised=True,
-                          membership_claims=True, clause_spans=True),
+                          record_anchor=True, code_glosses=True, membership_claims=True,
+                          clause_spans=True),
 }
 
 #: The default rules version; written into every record's annotator. A rule change is a new
@@ -139,6 +148,7 @@ SKIP_REASONS = (
 SKIP_REASONS_V2 = SKIP_REASONS + (
     "hypothetical-claim",  # a membership tier in a conditional sentence ("if you are ...")
     "clause-one-source",  # a clause whose values were all read from one source
+    "code-gloss",  # a name glossing the airport code after it ("Houston (IAH)")
 )
 
 

@@ -26,25 +26,7 @@ _AMOUNT = re.compile(r"\$\s?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)")
 
 def answer_spans(tracer: Tracer, c: int) -> list[ProposedSpan]:
     """The spans of answer turn ``c``: copied values, derived amounts, hallucinations."""
-    turn = tracer.turns[c]
-    content = turn.content
-    matches: list[tuple[int, int, str]] = []
-    for key, value in tracer.values.items():
-        if tracer.known_from[key] >= c:
-            continue
-        lo = 0
-        while (hit := tracer.find(c, value, lo, len(content))) is not None:
-            if not value.currency_only or content[: hit[0]].rstrip(" ").endswith("$"):
-                matches.append((hit[0], hit[1], key))
-            lo = hit[0] + 1
-    # Longest match first at a position; no overlaps ("credit_card_7815826" wins over parts).
-    matches.sort(key=lambda m: (m[0], -(m[1] - m[0])))
-    chosen: list[tuple[int, int, str]] = []
-    covered_until = -1
-    for start, end, key in matches:
-        if start >= covered_until:
-            chosen.append((start, end, key))
-            covered_until = end
+    chosen = tracer.content_matches(c)
     out: list[ProposedSpan] = []
     done: set[str] = set()
     for start, end, key in chosen:
@@ -72,7 +54,7 @@ def _copied_span(tracer: Tracer, c: int, start: int, end: int, key: str
     if tracer.turns_holding(c, key) > tracer.config.max_value_turns:
         tracer.summary.skipped["frequent-value"] += 1
         return None
-    if tracer.parent(c, key) is None:
+    if tracer.read_from(c, key) is None:
         tracer.summary.skipped["no-source"] += 1
         return None
     edges, unsourced = tracer.trace(c, [(c, key)])
@@ -133,8 +115,8 @@ def _derived_spans(
         span = TargetSpan(turn=c, start=start, end=end, text=m.group(1))
         value = Value(span.text, "derived-amount", (span.text,))
         note = (f"derived amount {span.text!r} = {a.span.text} {op} {b.span.text}: "
-                f"{a.span.text} from turn {tracer.parent(c, a.value.key)}, "
-                f"{b.span.text} from turn {tracer.parent(c, b.value.key)}")
+                f"{a.span.text} from turn {tracer.read_from(c, a.value.key)}, "
+                f"{b.span.text} from turn {tracer.read_from(c, b.value.key)}")
         out.append(ProposedSpan(span, value, graph, infer_dependency_type(graph, tracer.conv),
                                 note))
         covered.append((start, end))

@@ -15,6 +15,7 @@ Span selection (``_spans``) and the hallucination decision (``_hallucination``) 
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from dataclasses import dataclass
 
@@ -33,6 +34,32 @@ from mtcabench.model import (
     TargetSpan,
     Turn,
 )
+
+
+#: Where a clause ends: a line break, a semicolon, or a sentence end (maybe closed by a quote,
+#: a bracket or emphasis) followed by a space.
+_CLAUSE_BREAK = re.compile(r"\n|;|(?<=[.!?])\s|(?<=[.!?][\"')*\]])\s")
+#: Markup around a clause that is not part of what it says.
+_LEAD = re.compile(r"[\s>#*•-]*(?:\d{1,2}\.\s+)?[\s*_]*")
+_TRAIL = re.compile(r"[\s*_.,;:!?]*$")
+#: A parenthesised airport code right after a name: "Houston (IAH)" glosses the code.
+_GLOSSED_CODE = re.compile(r"\s*\(\s*\**[A-Z]{3}\**\s*\)")
+
+
+def clauses(content: str) -> list[tuple[int, int]]:
+    """The clauses of an answer as (start, end): sentences and the lines of a listing, list
+    markers, markdown emphasis and closing punctuation cut."""
+    out: list[tuple[int, int]] = []
+    start = 0
+    for m in [*_CLAUSE_BREAK.finditer(content), None]:
+        end = m.start() if m else len(content)
+        lead = _LEAD.match(content, start, end)
+        s = lead.end() if lead else start
+        e = s + len(_TRAIL.sub("", content[s:end]))
+        if e > s:
+            out.append((s, e))
+        start = m.end() if m else len(content)
+    return out
 
 
 @dataclass
@@ -55,6 +82,8 @@ class Tracer(Vocabulary):
         self._occ: dict[tuple[int, str], tuple[int, int] | None] = {}
         self._parent: dict[tuple[int, str], int | None] = {}
         self._unsourced: set[tuple[int, str]] = set()
+        self._matches: dict[int, list[tuple[int, int, str]]] = {}
+        self._read: dict[tuple[int, str], int | None] = {}
 
     # ------------------------------------------------------------------ 2. occurrences, parents
     def region(self, turn: Turn) -> tuple[int, int]:
@@ -107,6 +136,88 @@ class Tracer(Vocabulary):
         result = found if found is not None else echo
         self._parent[(child, key)] = result
         return result
+
+    def content_matches(self, t: int) -> list[tuple[int, int, str]]:
+        """``(start, end, key)`` of the values known before turn ``t`` that stand in its
+        content: the longest match first at a position, no overlaps ("credit_card_7815826"
+        wins over its digits); every occurrence, in order (computed once)."""
+        found = self._matches.get(t)
+        if found is not None:
+            return found
+        content = self.turns[t].content
+        matches: list[tuple[int, int, str]] = []
+        for key, value in self.values.items():
+            if self.known_from[key] >= t:
+                continue
+            lo = 0
+            while (hit := self.find(t, value, lo, len(content))) is not None:
+                if not value.currency_only or content[: hit[0]].rstrip(" ").endswith("$"):
+                    matches.append((hit[0], hit[1], key))
+                lo = hit[0] + 1
+        matches.sort(key=lambda m: (m[0], -(m[1] - m[0])))
+        found = []
+        covered_until = -1
+        for start, end, key in matches:
+            if start >= covered_until:
+                found.append((start, end, key))
+                covered_until = end
+        if self.rules.code_glosses:
+            # "Houston (IAH)": the agent names the airport's city; a profile's address city
+            # "Houston" is a coincidence of text, not where the answer read it.
+            glosses = [m for m in found if self.values[m[2]].kind == "name"
+                       and _GLOSSED_CODE.match(content, m[1])]
+            self.summary.skipped["code-gloss"] += len(glosses)
+            found = [m for m in found if m not in glosses]
+        self._matches[t] = found
+        return found
+
+    def clause_keys(self, t: int, key: str) -> list[str]:
+        """The other values in the clause of turn ``t``'s content where ``key`` first stands."""
+        matches = self.content_matches(t)
+        first = next((m for m in matches if m[2] == key), None)
+        if first is None:
+            return []
+        for lo, hi in clauses(self.turns[t].content):
+            if lo <= first[0] < hi:
+                return list(dict.fromkeys(k for s, e, k in matches
+                                          if lo <= s and e <= hi and k != key))
+        return []
+
+    def read_from(self, child: int, key: str) -> int | None:
+        """The parent of "turn ``child`` needs ``key``" with v2's record anchor.
+
+        An answer's clause that names a record (a reservation id, a flight number) was read
+        from that record's entry: "Reservation XEHM4B: LAS to ATL" takes LAS from the result
+        describing XEHM4B, not from a later result of another reservation that also flies
+        from LAS. So when the latest carrier of a value does not show the clause's record
+        (for the record itself: none of the clause's other values), the parent is the latest
+        earlier carrier that does, when there is one. Everywhere else it is ``parent``.
+        """
+        latest = self.parent(child, key)
+        if (not self.rules.record_anchor or latest is None
+                or self.turns[child].role is not Role.ASSISTANT or not self.turns[child].content):
+            return latest
+        memo = self._read.get((child, key), False)
+        if memo is not False:
+            return memo
+        others = self.clause_keys(child, key)
+        anchors = others if key in self.record_ids else [k for k in others
+                                                           if k in self.record_ids]
+        found = latest
+        if anchors and not any(self.occurrence(latest, a) for a in anchors):
+            for t in range(latest - 1, -1, -1):
+                if self._carries(t, key) and any(self.occurrence(t, a) for a in anchors):
+                    found = t
+                    break
+        self._read[(child, key)] = found
+        return found
+
+    def _carries(self, t: int, key: str) -> bool:
+        """Whether turn ``t`` is a place the parent rule may link to for ``key``."""
+        if self.occurrence(t, key) is None:
+            return False
+        return self.rules.echoes_carry or not (self.turns[t].role is Role.TOOL
+                                               and self.is_echo(t, key))
 
     def turns_holding(self, before: int, key: str) -> int:
         """How many turns before ``before`` hold the value anywhere in their text."""
@@ -161,7 +272,7 @@ class Tracer(Vocabulary):
             if self.turns[child].role is Role.TOOL:  # seed of a hallucination: the primer
                 expand_tool(child)
                 continue
-            p = self.parent(child, key)
+            p = self.read_from(child, key)
             if p is None:
                 unsourced.append((child, key))
                 continue
@@ -190,7 +301,7 @@ class Tracer(Vocabulary):
         steps = [f"turn {target}"]
         node = target
         while True:
-            p = self.parent(node, key)
+            p = self.read_from(node, key)
             if p is None:
                 break
             turn = self.turns[p]

@@ -49,6 +49,8 @@ class Vocabulary:
         self.call_args: dict[tuple[int, str], list[str]] = {}  # (turn, call id) -> value keys
         self.call_echoes: dict[tuple[int, str], set[str]] = {}  # every argument's canonical text
         self.tool_call: dict[int, tuple[int, str]] = {}  # tool turn -> (call turn, call id)
+        #: Values that name a record (a reservation id, a flight number): v2's anchors.
+        self.record_ids: set[str] = set()
         self.year = self._reference_year()
         self._mentions: dict[int, list[Mention]] = {}
         self._json_counts: dict[int, list[Mention]] = {}
@@ -148,8 +150,14 @@ class Vocabulary:
         if isinstance(data, (int, float)) and not isinstance(data, bool):
             self._add(make_value(data), turn.index, calculator=True)
             return
-        for _, leaf in json_leaves(data):
+        for key, leaf in json_leaves(data):
+            if self.rules.code_glosses and key == "city":
+                # An address's city: where an answer names a city it is an airport's city
+                # ("from Denver to Houston"), and the user's address is a coincidence.
+                continue
             self._add_leaf(leaf, turn.index)
+        if self.rules.record_anchor:
+            self.record_ids |= _record_ids(data)
         if self.rules.normalised:
             found = _json_count_mentions(turn.content, data)
             self._json_counts[turn.index] = found
@@ -203,4 +211,26 @@ def _passenger_list_lengths(data: Any) -> list[int]:
     elif isinstance(data, list):
         for v in data:
             out += _passenger_list_lengths(v)
+    return out
+
+
+#: Keys whose values name a record a tool result describes.
+_RECORD_KEYS = ("reservation_id", "flight_number")
+
+
+def _record_ids(data: Any) -> set[str]:
+    """Reservation ids and flight numbers in a tool result (a profile's ``reservations`` list
+    names reservations too)."""
+    out: set[str] = set()
+    if isinstance(data, dict):
+        for k, v in data.items():
+            if k in _RECORD_KEYS and isinstance(v, str):
+                out.add(v.strip())
+            elif k == "reservations" and isinstance(v, list):
+                out |= {x.strip() for x in v if isinstance(x, str)}
+            if isinstance(v, (dict, list)):
+                out |= _record_ids(v)
+    elif isinstance(data, list):
+        for v in data:
+            out |= _record_ids(v)
     return out
