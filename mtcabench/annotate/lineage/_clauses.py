@@ -24,12 +24,12 @@ from mtcabench.model import DependencyType, Role, TargetSpan
 def origin(tracer: Tracer, target: int, key: str) -> int | None:
     """The exogenous turn the value was read from: its parent, or, when the parent is an
     assistant turn that restated it, that turn's origin."""
-    node = target
-    while (p := tracer.read_from(node, key)) is not None:
-        if tracer.turns[p].role is not Role.ASSISTANT:
+    node, anchors = target, None
+    while True:
+        p, anchors = tracer.step(node, key, anchors)
+        if p is None or tracer.turns[p].role is not Role.ASSISTANT:
             return p
         node = p
-    return None
 
 
 def independent(tracer: Tracer, a: tuple[int, str], b: tuple[int, str]) -> bool:

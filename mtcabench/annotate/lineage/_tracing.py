@@ -62,6 +62,14 @@ def clauses(content: str) -> list[tuple[int, int]]:
     return out
 
 
+def _indent(text: str, line_start: int) -> int:
+    """How far a line of a listing is indented (its leading spaces)."""
+    n = line_start
+    while n < len(text) and text[n] == " ":
+        n += 1
+    return n - line_start
+
+
 @dataclass
 class ProposedSpan:
     """A proposed span before it becomes a Candidate (from span selection or the hallucination
@@ -83,7 +91,7 @@ class Tracer(Vocabulary):
         self._parent: dict[tuple[int, str], int | None] = {}
         self._unsourced: set[tuple[int, str]] = set()
         self._matches: dict[int, list[tuple[int, int, str]]] = {}
-        self._read: dict[tuple[int, str], int | None] = {}
+        self._read: dict[tuple, tuple[int | None, tuple[str, ...] | None]] = {}
 
     # ------------------------------------------------------------------ 2. occurrences, parents
     def region(self, turn: Turn) -> tuple[int, int]:
@@ -183,34 +191,71 @@ class Tracer(Vocabulary):
                                           if lo <= s and e <= hi and k != key))
         return []
 
-    def read_from(self, child: int, key: str) -> int | None:
-        """The parent of "turn ``child`` needs ``key``" with v2's record anchor.
+    def heading_keys(self, t: int, key: str) -> list[str]:
+        """The values of the list items a listing nests ``key``'s line under: "2. Reservation
+        ID: PUNERT" heads its indented "- BOS to MIA on 2024-05-22"."""
+        content = self.turns[t].content
+        first = next((m for m in self.content_matches(t) if m[2] == key), None)
+        if first is None:
+            return []
+        line_start = content.rfind("\n", 0, first[0]) + 1
+        indent = _indent(content, line_start)
+        heads: list[tuple[int, int]] = []
+        pos = line_start - 1
+        while indent > 0 and pos > 0:
+            start = content.rfind("\n", 0, pos) + 1
+            line = content[start:pos]
+            if line.strip() and _indent(content, start) < indent:
+                heads.append((start, pos))
+                indent = _indent(content, start)
+            pos = start - 1
+        return [k for s, e, k in self.content_matches(t)
+                if any(lo <= s and e <= hi for lo, hi in heads)]
 
-        An answer's clause that names a record (a reservation id, a flight number) was read
-        from that record's entry: "Reservation XEHM4B: LAS to ATL" takes LAS from the result
-        describing XEHM4B, not from a later result of another reservation that also flies
-        from LAS. So when the latest carrier of a value does not show the clause's record
-        (for the record itself: none of the clause's other values), the parent is the latest
-        earlier carrier that does, when there is one. Everywhere else it is ``parent``.
+    def read_from(self, child: int, key: str) -> int | None:
+        """The parent of "turn ``child`` needs ``key``" (``step`` without carried anchors)."""
+        return self.step(child, key)[0]
+
+    def step(self, child: int, key: str, anchors: tuple[str, ...] | None = None
+             ) -> tuple[int | None, tuple[str, ...] | None]:
+        """The parent of "turn ``child`` needs ``key``", with v2's record anchor, and the
+        anchors the need carries on to that parent.
+
+        An answer's clause that names a record (a reservation id, a flight number), itself or
+        in the list item heading it, was read from that record's entry: "Reservation XEHM4B:
+        LAS to ATL" takes LAS from the result describing XEHM4B, not from a later result of
+        another reservation that also flies from LAS. So when the latest carrier of a value
+        does not show the clause's record (for the record itself: none of the clause's other
+        values), the parent is the latest earlier carrier that does, when there is one. The
+        record travels with the need: an earlier answer that listed several reservations is
+        read at the one the need is about. Everywhere else it is ``parent``.
         """
         latest = self.parent(child, key)
         if (not self.rules.record_anchor or latest is None
                 or self.turns[child].role is not Role.ASSISTANT or not self.turns[child].content):
-            return latest
-        memo = self._read.get((child, key), False)
+            return latest, None
+        memo = self._read.get((child, key, anchors), False)
         if memo is not False:
             return memo
-        others = self.clause_keys(child, key)
-        anchors = others if key in self.record_ids else [k for k in others
-                                                           if k in self.record_ids]
-        found = latest
-        if anchors and not any(self.occurrence(latest, a) for a in anchors):
-            for t in range(latest - 1, -1, -1):
+        if anchors is None:
+            anchors = self._anchors(child, key)
+        found: tuple[int | None, tuple[str, ...] | None] = (latest, None)
+        if anchors:
+            for t in range(latest, -1, -1):
                 if self._carries(t, key) and any(self.occurrence(t, a) for a in anchors):
-                    found = t
+                    found = (t, anchors)
                     break
-        self._read[(child, key)] = found
+        self._read[(child, key, anchors)] = found
         return found
+
+    def _anchors(self, t: int, key: str) -> tuple[str, ...]:
+        """The records that the clause (or the list item heading it) of ``key`` in turn
+        ``t`` names; for a record itself, the clause's other values."""
+        others = self.clause_keys(t, key)
+        if key in self.record_ids:
+            return tuple(others)
+        return tuple(k for k in dict.fromkeys(others + self.heading_keys(t, key))
+                     if k in self.record_ids)
 
     def _carries(self, t: int, key: str) -> bool:
         """Whether turn ``t`` is a place the parent rule may link to for ``key``."""
@@ -225,9 +270,18 @@ class Tracer(Vocabulary):
         return sum(1 for t in range(before) if self.find(t, value) is not None)
 
     # ------------------------------------------------------------------ 3. backward tracing
-    def _evidence(self, parent: int, key: str) -> Evidence:
+    def _evidence(self, parent: int, key: str, anchors: tuple[str, ...] | None = None
+                  ) -> Evidence:
+        """The value as written in the parent: its first standalone occurrence, or, for a
+        need anchored at a record, its first one after that record's first mention."""
         turn = self.turns[parent]
         start, end = self.occurrence(parent, key)
+        if anchors and key not in self.record_ids:
+            at = [hit[0] for a in anchors if (hit := self.occurrence(parent, a))]
+            _, hi = self.region(turn)
+            found = self.find(parent, self.values[key], min(at), hi) if at else None
+            if found is not None:
+                start, end = found
         return Evidence(quote=turn.text[start:end], start=start, end=end)
 
     def _call_evidence(self, call_turn: int, call_id: str) -> Evidence:
@@ -246,8 +300,10 @@ class Tracer(Vocabulary):
         Returns the edges by (child, parent) and notes for arguments without a source.
         """
         edges: dict[tuple[int, int], Edge] = {}
-        queue: deque[tuple[int, str]] = deque(seeds)
-        seen: set[tuple[int, str]] = set()
+        # (child, value, anchors carried from an answer's clause; None: the child's own)
+        queue: deque[tuple[int, str, tuple[str, ...] | None]] = deque(
+            (child, key, None) for child, key in seeds)
+        seen: set[tuple[int, str, tuple[str, ...] | None]] = set()
         expanded: set[int] = set()
         unsourced: list[str] = []
 
@@ -262,24 +318,25 @@ class Tracer(Vocabulary):
             add(Edge(child=t, parent=call_turn, kind=EdgeKind.STRUCTURAL,
                      evidence=self._call_evidence(call_turn, call_id)))
             for arg in self.call_args[(call_turn, call_id)]:
-                queue.append((call_turn, arg))
+                queue.append((call_turn, arg, None))
 
         while queue:
-            child, key = queue.popleft()
-            if (child, key) in seen:
+            need = queue.popleft()
+            if need in seen:
                 continue
-            seen.add((child, key))
+            seen.add(need)
+            child, key, anchors = need
             if self.turns[child].role is Role.TOOL:  # seed of a hallucination: the primer
                 expand_tool(child)
                 continue
-            p = self.read_from(child, key)
+            p, carried = self.step(child, key, anchors)
             if p is None:
                 unsourced.append((child, key))
                 continue
-            add(Edge(child=child, parent=p, evidence=self._evidence(p, key)))
+            add(Edge(child=child, parent=p, evidence=self._evidence(p, key, carried)))
             role = self.turns[p].role
             if role is Role.ASSISTANT:
-                queue.append((p, key))
+                queue.append((p, key, carried))
             elif role is Role.TOOL:
                 expand_tool(p)
         return edges, unsourced
@@ -299,9 +356,9 @@ class Tracer(Vocabulary):
     def chain_note(self, target: int, key: str) -> str:
         """``turn 10 <- 8 (assistant) <- 7 (tool get_reservation_details)`` for the value."""
         steps = [f"turn {target}"]
-        node = target
+        node, anchors = target, None
         while True:
-            p = self.read_from(node, key)
+            p, anchors = self.step(node, key, anchors)
             if p is None:
                 break
             turn = self.turns[p]
