@@ -26,8 +26,9 @@ class RuleSet:
     #: Dates, times, amounts, counts, case and separators are matched through the
     #: normalisers of ``_normalise`` (v2); v1 matches the exact forms of ``_values`` only.
     normalised: bool
-    #: A value in a clause naming a record (reservation id, flight number) links to the
-    #: latest turn that shows it with that record (v2), not to an unrelated later result.
+    #: A value in a clause naming a record (a reservation id, a flight number, a payment
+    #: method) links to the latest turn that shows it with that record (v2), not to an
+    #: unrelated later result.
     record_anchor: bool
     #: City names are airports' cities (v2): a name right before a parenthesised airport code
     #: ("Houston (IAH)") glosses the code, and an address's city is no value; v1 linked

@@ -221,7 +221,7 @@ class Tracer(Vocabulary):
         """The parent of "turn ``child`` needs ``key``", with v2's record anchor, and the
         anchors the need carries on to that parent.
 
-        An answer's clause that names a record (a reservation id, a flight number), itself or
+        An answer's clause that names a record (a reservation, flight or payment method), itself or
         in the list item heading it, was read from that record's entry: "Reservation XEHM4B:
         LAS to ATL" takes LAS from the result describing XEHM4B, not from a later result of
         another reservation that also flies from LAS. So when the latest carrier of a value

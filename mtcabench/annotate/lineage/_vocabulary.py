@@ -215,12 +215,12 @@ def _passenger_list_lengths(data: Any) -> list[int]:
 
 
 #: Keys whose values name a record a tool result describes.
-_RECORD_KEYS = ("reservation_id", "flight_number")
+_RECORD_KEYS = ("reservation_id", "flight_number", "payment_id")
 
 
 def _record_ids(data: Any) -> set[str]:
-    """Reservation ids and flight numbers in a tool result (a profile's ``reservations`` list
-    names reservations too)."""
+    """Reservation ids, flight numbers and payment methods in a tool result (a profile's
+    ``reservations`` list names reservations, its ``payment_methods`` keys payment methods)."""
     out: set[str] = set()
     if isinstance(data, dict):
         for k, v in data.items():
@@ -228,6 +228,8 @@ def _record_ids(data: Any) -> set[str]:
                 out.add(v.strip())
             elif k == "reservations" and isinstance(v, list):
                 out |= {x.strip() for x in v if isinstance(x, str)}
+            elif k == "payment_methods" and isinstance(v, dict):
+                out |= {x.strip() for x in v}
             if isinstance(v, (dict, list)):
                 out |= _record_ids(v)
     elif isinstance(data, list):
