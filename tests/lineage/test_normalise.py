@@ -7,6 +7,7 @@ import pytest
 
 from mtcabench.annotate.lineage import make_value
 from mtcabench.annotate.lineage._normalise import (
+    MentionIndex,
     amounts,
     clock_times,
     counts,
@@ -98,15 +99,15 @@ def test_overlaps_go_to_the_longest_mention():
 
 def test_locate_finds_a_value_in_any_of_its_spellings_and_quotes_the_text():
     text = "looking to book a flight from New York to Seattle on May 20th."
-    found = mentions(text, 2024)
+    found = MentionIndex(mentions(text, 2024))
     date = make_value("2024-05-20")
     start, end = locate(text, date, found)
     assert text[start:end] == "May 20th"
     refund = make_value(-6594)
     assert match_key(refund) == ("number", "6594")
     text = "Refund: $6,594 has been processed"
-    start, end = locate(text, refund, mentions(text, 2024))
+    start, end = locate(text, refund, MentionIndex(mentions(text, 2024)))
     assert text[start:end] == "6,594"
     # a match must stand alone: 151 is not in 1515 or credit_card_151
     text = "paid 1515 with credit_card_151"
-    assert locate(text, make_value(151), mentions(text, 2024)) is None
+    assert locate(text, make_value(151), MentionIndex(mentions(text, 2024))) is None

@@ -211,18 +211,15 @@ def folded_pattern(value: Value) -> re.Pattern | None:
     return pattern
 
 
-def locate(text: str, value: Value, found: list[Mention], lo: int = 0,
+def locate(text: str, value: Value, found: MentionIndex, lo: int = 0,
            hi: int | None = None) -> tuple[int, int] | None:
     """The first standalone occurrence of ``value`` in ``text[lo:hi]`` under the v2 rules:
-    a mention of its kind and key (``found`` are the text's mentions), else its exact forms
-    or its folded spelling."""
+    a mention of its kind and key (``found``: the text's mentions), else its exact forms or
+    its folded spelling."""
     hi = len(text) if hi is None else hi
     wanted = match_key(value)
     if wanted is not None:
-        for m in found:
-            if m.start >= lo and m.end <= hi and (m.kind, m.key) == wanted:
-                return (m.start, m.end)
-        return None
+        return found.first(wanted, lo, hi)
     best = find_value(text, value, lo, hi)
     pattern = folded_pattern(value)
     if pattern is not None:
@@ -233,3 +230,22 @@ def locate(text: str, value: Value, found: list[Mention], lo: int = 0,
                 best = (m.start(), m.end())
                 break
     return best
+
+
+class MentionIndex:
+    """A text's mentions, in order, and by (kind, key) for the first one in a range."""
+
+    def __init__(self, found: list[Mention]):
+        self.mentions = sorted(found, key=lambda m: m.start)
+        self._by_key: dict[tuple[str, str], list[Mention]] = {}
+        for m in self.mentions:
+            self._by_key.setdefault((m.kind, m.key), []).append(m)
+
+    def __iter__(self):
+        return iter(self.mentions)
+
+    def first(self, wanted: tuple[str, str], lo: int, hi: int) -> tuple[int, int] | None:
+        for m in self._by_key.get(wanted, ()):
+            if m.start >= lo and m.end <= hi:
+                return (m.start, m.end)
+        return None

@@ -92,6 +92,7 @@ class Tracer(Vocabulary):
         self._unsourced: set[tuple[int, str]] = set()
         self._matches: dict[int, list[tuple[int, int, str]]] = {}
         self._read: dict[tuple, tuple[int | None, tuple[str, ...] | None]] = {}
+        self._clauses: dict[int, list[tuple[int, int]]] = {}
 
     # ------------------------------------------------------------------ 2. occurrences, parents
     def region(self, turn: Turn) -> tuple[int, int]:
@@ -185,11 +186,18 @@ class Tracer(Vocabulary):
         first = next((m for m in matches if m[2] == key), None)
         if first is None:
             return []
-        for lo, hi in clauses(self.turns[t].content):
+        for lo, hi in self.clauses(t):
             if lo <= first[0] < hi:
                 return list(dict.fromkeys(k for s, e, k in matches
                                           if lo <= s and e <= hi and k != key))
         return []
+
+    def clauses(self, t: int) -> list[tuple[int, int]]:
+        """The clauses of turn ``t``'s content (computed once)."""
+        found = self._clauses.get(t)
+        if found is None:
+            found = self._clauses[t] = clauses(self.turns[t].content)
+        return found
 
     def heading_keys(self, t: int, key: str) -> list[str]:
         """The values of the list items a listing nests ``key``'s line under: "2. Reservation

@@ -14,6 +14,7 @@ from typing import Any
 from mtcabench.annotate.lineage._config import LineageConfig, LineageSummary
 from mtcabench.annotate.lineage._normalise import (
     Mention,
+    MentionIndex,
     count_key,
     mentions,
     value_of,
@@ -52,7 +53,7 @@ class Vocabulary:
         #: Values that name a record (a reservation id, a flight number): v2's anchors.
         self.record_ids: set[str] = set()
         self.year = self._reference_year()
-        self._mentions: dict[int, list[Mention]] = {}
+        self._mentions: dict[int, MentionIndex] = {}
         self._json_counts: dict[int, list[Mention]] = {}
         self._collect()
 
@@ -62,14 +63,13 @@ class Vocabulary:
                 return int(m.group(1))
         return None
 
-    def mentions(self, t: int) -> list[Mention]:
+    def mentions(self, t: int) -> MentionIndex:
         """The normalised mentions in turn ``t``'s whole text (computed once), with the counts
         a JSON tool result states by its structure."""
         found = self._mentions.get(t)
         if found is None:
-            found = mentions(self.turns[t].text, self.year) + self._json_counts.get(t, [])
-            found.sort(key=lambda m: m.start)
-            self._mentions[t] = found
+            found = self._mentions[t] = MentionIndex(
+                mentions(self.turns[t].text, self.year) + self._json_counts.get(t, []))
         return found
 
     # ------------------------------------------------------------------ adding values
