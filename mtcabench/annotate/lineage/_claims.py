@@ -37,7 +37,7 @@ _CLAIM = re.compile(
 _MENTION = re.compile(rf"(?i)\b({_TIER})\b(?=[\w\s-]{{0,12}}\b(?:member|membership|tier|status)\b)")
 _HYPOTHETICAL = re.compile(r"(?i)\b(?:if|would|whether|could|might|unless)\b")
 _SENTENCE = re.compile(r"[^.!?\n]*[.!?\n]?")
-_PROFILE_TIER = re.compile(rf'"membership":\s*"({_TIER})"')
+_PROFILE_TIER = re.compile(rf'(?i)"membership":\s*"({_TIER})"')
 
 
 def membership_spans(tracer: Tracer, c: int, covered: list[tuple[int, int]]
@@ -46,7 +46,8 @@ def membership_spans(tracer: Tracer, c: int, covered: list[tuple[int, int]]
     content = tracer.turns[c].content
     out: list[ProposedSpan] = []
     asserted = _claims_in(content)
-    tracer.summary.skipped["hypothetical-claim"] += sum(1 for _ in _CLAIM.finditer(content)) - len(asserted)
+    hypotheses = sum(1 for _ in _CLAIM.finditer(content)) - len(asserted)
+    tracer.summary.skipped["hypothetical-claim"] += hypotheses
     for start, end, claimed in asserted:
         if any(s < end and start < e for s, e in covered):
             continue
@@ -54,8 +55,10 @@ def membership_spans(tracer: Tracer, c: int, covered: list[tuple[int, int]]
         if not stated or claimed in {tier for _, tier in stated}:
             continue  # nothing to check it against, or the profile says so: no contradiction
         profile, tier = stated[-1]
-        out.append(_hallucination(tracer, c, start, end, claimed, profile, tier))
-        covered.append((start, end))
+        made = _hallucination(tracer, c, start, end, claimed, profile, tier)
+        if made is not None:
+            out.append(made)
+            covered.append((start, end))
     return out
 
 
@@ -110,12 +113,13 @@ def _latest_claim(tracer: Tracer, c: int, tier: str) -> tuple[int, int, int] | N
 
 
 def _hallucination(tracer: Tracer, c: int, start: int, end: int, claimed: str, profile: int,
-                   tier: str) -> ProposedSpan:
+                   tier: str) -> ProposedSpan | None:
     content = tracer.turns[c].content
+    pos = _PROFILE_TIER.search(tracer.turns[profile].text)
+    if pos is None:  # the tier is escaped in the raw text: nothing exact to quote
+        return None
     edges, unsourced = tracer.trace(c, [(profile, "")])
     tracer.count_unsourced(unsourced)
-    text = tracer.turns[profile].text
-    pos = _PROFILE_TIER.search(text)
     edges[(c, profile)] = Edge(child=c, parent=profile, evidence=Evidence(
         quote=pos.group(1), start=pos.start(1), end=pos.end(1)))
     primers = []

@@ -229,14 +229,15 @@ class Tracer(Vocabulary):
         """The parent of "turn ``child`` needs ``key``", with v2's record anchor, and the
         anchors the need carries on to that parent.
 
-        An answer's clause that names a record (a reservation, flight or payment method), itself or
-        in the list item heading it, was read from that record's entry: "Reservation XEHM4B:
-        LAS to ATL" takes LAS from the result describing XEHM4B, not from a later result of
-        another reservation that also flies from LAS. So when the latest carrier of a value
-        does not show the clause's record (for the record itself: none of the clause's other
-        values), the parent is the latest earlier carrier that does, when there is one. The
-        record travels with the need: an earlier answer that listed several reservations is
-        read at the one the need is about. Everywhere else it is ``parent``.
+        An answer's clause that names a record (a reservation, a flight, a payment method),
+        itself or in the list item heading it, was read from that record's entry:
+        "Reservation XEHM4B: LAS to ATL" takes LAS from the result describing XEHM4B, not
+        from a later result of another reservation that also flies from LAS. So when the
+        latest carrier of a value does not show the clause's record (for the record itself:
+        none of the clause's other values), the parent is the latest earlier carrier that
+        does, when there is one. The record travels with the need: an earlier answer that
+        listed several reservations is read at the one the need is about. Everywhere else
+        it is ``parent``.
         """
         latest = self.parent(child, key)
         if (not self.rules.record_anchor or latest is None
