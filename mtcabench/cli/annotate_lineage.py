@@ -9,6 +9,7 @@ import typer
 
 from mtcabench.annotate.lineage import (
     DEFAULT_STOP_LIST,
+    RULE_SETS,
     LineageConfig,
     LineageSummary,
     propose_lineage,
@@ -21,13 +22,23 @@ from mtcabench.io import (
 )
 from mtcabench.progress import err_console, tracked
 
-#: The defaults (lineage-v1's), read by the options below.
+#: The defaults (those of the default rules version), read by the options below.
 D = LineageConfig()
+
+
+def _rules(value: str) -> str:
+    if value not in RULE_SETS:
+        raise typer.BadParameter(f"{value!r} is not a rules version; use one of "
+                                 + ", ".join(RULE_SETS))
+    return value
 
 
 def lineage(
     in_path: Path = typer.Option(..., "--in", "-i", help="Conversations file (JSONL) to read."),
     out: Path = typer.Option(..., "--out", "-o", help="Candidates file (JSONL) to write."),
+    rules: str = typer.Option(D.rules, callback=_rules, help=(
+        "Rules version: " + ", ".join(RULE_SETS) + " (lineage-v1 reproduces its output byte "
+        "for byte; docs/lineage.md states both).")),
     min_length: int = typer.Option(D.min_length, min=1, help="Shortest value traced, in characters."),
     max_length: int = typer.Option(D.max_length, min=1, help="Longest value traced; longer leaves "
                                    "are prose, whose ids, dates and numbers are traced instead."),
@@ -43,6 +54,8 @@ def lineage(
                                          "difference of two traced amounts."),
     hallucinations: bool = typer.Option(D.hallucinations, help="Propose exactly decidable "
                                         "contradictions as hallucination candidates."),
+    clause_spans: bool = typer.Option(D.clause_spans, help="Propose clauses joining values of "
+                                      "independent sources as multi-source spans (v2 rules)."),
     summary_json: Path | None = typer.Option(None, help="Also write the summary as JSON."),
 ) -> None:
     """Trace values copied across turns: one candidate per span, graph and evidence included."""
@@ -50,10 +63,10 @@ def lineage(
     stop = set(stop_word) | (set() if no_default_stop_list else set(DEFAULT_STOP_LIST))
     if max_length < min_length:
         raise typer.BadParameter(f"--max-length {max_length} is below --min-length {min_length}")
-    config = LineageConfig(min_length=min_length, max_length=max_length,
+    config = LineageConfig(rules=rules, min_length=min_length, max_length=max_length,
                            stop_list=frozenset(stop), include_words=include_words,
                            max_value_turns=max_value_turns, derived_amounts=derived_amounts,
-                           hallucinations=hallucinations)
+                           hallucinations=hallucinations, clause_spans=clause_spans)
     conversations = load_conversations(in_path)
     summary = LineageSummary()
     with tracked(conversations.values(), "lineage", total=len(conversations)) as convs:

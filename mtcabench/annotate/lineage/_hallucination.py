@@ -3,7 +3,9 @@
 A time or date in an answer that occurs in no earlier turn is proposed as a hallucination only
 when it is exactly decidable: the clause before it names a tool-result key, the latest tool
 result with such a key gives exactly one value under it, and that value differs. Any other
-unsupported token is counted (``unsupported-value``), never proposed.
+unsupported token is counted (``unsupported-value``), never proposed. Under the v2 rules "no
+earlier turn" is judged after normalisation (a "6:25 PM" is not unsupported when a result
+said ``18:25:00``), and a membership tier the profile contradicts is one too (``_claims``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import re
 from collections.abc import Iterator
 from datetime import date
 
+from mtcabench.annotate.lineage._claims import membership_spans
+from mtcabench.annotate.lineage._normalise import value_of
 from mtcabench.annotate.lineage._tracing import ProposedSpan, Tracer
 from mtcabench.annotate.lineage._values import (
     _DATE,
@@ -25,7 +29,6 @@ from mtcabench.annotate.lineage._values import (
     _date_forms,
     _time_forms,
     classify,
-    find_value,
     json_leaves,
     make_value,
 )
@@ -47,10 +50,14 @@ def unsupported_spans(tracer: Tracer, c: int, covered: list[tuple[int, int]]
     """Hallucination candidates where decidable exactly; other unsupported tokens counted."""
     content = tracer.turns[c].content
     out: list[ProposedSpan] = []
-    for start, end, value in _typed_tokens(tracer, content):
+    if tracer.rules.membership_claims and tracer.config.hallucinations:
+        out += membership_spans(tracer, c, covered)
+    tokens = _typed_tokens_v2(tracer, c) if tracer.rules.normalised else _typed_tokens(
+        tracer, content)
+    for start, end, value in tokens:
         if any(s < end and start < e for s, e in covered):
             continue
-        if any(find_value(tracer.turns[t].text, value) for t in range(c)):
+        if any(tracer.find(t, value) for t in range(c)):
             continue  # the value is known but was not proposed (a rule skipped it)
         decided = _contradiction(tracer, c, start, value) if tracer.config.hallucinations else None
         if decided is None:
@@ -61,7 +68,7 @@ def unsupported_spans(tracer: Tracer, c: int, covered: list[tuple[int, int]]
             continue
         primer, key, found = decided
         tool = tracer.turns[primer]
-        pos = find_value(tool.text, found)
+        pos = tracer.find(primer, found)
         if pos is None:  # the value is escaped in the raw text: nothing exact to quote
             tracer.summary.skipped["unsupported-value"] += 1
             continue
@@ -107,6 +114,18 @@ def _typed_tokens(tracer: Tracer, content: str) -> Iterator[tuple[int, int, Valu
                 and _bounded(content, m.start(), m.end(), token)
                 and len(token) >= tracer.config.min_length):
             yield m.start(), m.end(), Value(token, "id", (token,))
+
+
+def _typed_tokens_v2(tracer: Tracer, c: int) -> Iterator[tuple[int, int, Value]]:
+    """The v2 reading of an answer's typed tokens: its date and time mentions (any format the
+    normalisers read), then the identifiers of ``_typed_tokens``."""
+    content = tracer.turns[c].content
+    for m in tracer.mentions(c):
+        if m.end <= len(content) and m.kind in ("date", "time"):
+            yield m.start, m.end, value_of(m)
+    for start, end, value in _typed_tokens(tracer, content):
+        if value.kind == "id":
+            yield start, end, value
 
 
 def _contradiction(tracer: Tracer, c: int, start: int, value: Value):

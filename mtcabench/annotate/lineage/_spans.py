@@ -1,10 +1,11 @@
-"""Span selection: the copied and derived-amount spans of one answer turn.
+"""Span selection: the copied, derived-amount and (v2) clause spans of one answer turn.
 
 Every standalone occurrence, in an assistant turn's content, of a value known before that
 turn is a candidate span; overlaps go to the longest match and each value gets one span per
 turn (its first occurrence). A ``$`` amount equal to the sum or difference of exactly one
 pair of traced amounts stated earlier in the turn is a derived (multi-source) span. What is
-left unsupported goes to the hallucination decision.
+left unsupported goes to the hallucination decision; under the v2 rules a clause joining
+values of independent sources is a multi-source span too (``_clauses``).
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
+from mtcabench.annotate.lineage._clauses import clause_spans
 from mtcabench.annotate.lineage._hallucination import unsupported_spans
 from mtcabench.annotate.lineage._tracing import ProposedSpan, Tracer
-from mtcabench.annotate.lineage._values import Value, _bounded, find_value
+from mtcabench.annotate.lineage._values import Value, _bounded
 from mtcabench.graph import infer_dependency_type
 from mtcabench.model import TargetSpan
 
@@ -24,25 +26,7 @@ _AMOUNT = re.compile(r"\$\s?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)")
 
 def answer_spans(tracer: Tracer, c: int) -> list[ProposedSpan]:
     """The spans of answer turn ``c``: copied values, derived amounts, hallucinations."""
-    turn = tracer.turns[c]
-    content = turn.content
-    matches: list[tuple[int, int, str]] = []
-    for key, value in tracer.values.items():
-        if tracer.known_from[key] >= c:
-            continue
-        lo = 0
-        while (hit := find_value(content, value, lo)) is not None:
-            if not value.currency_only or content[: hit[0]].rstrip(" ").endswith("$"):
-                matches.append((hit[0], hit[1], key))
-            lo = hit[0] + 1
-    # Longest match first at a position; no overlaps ("credit_card_7815826" wins over parts).
-    matches.sort(key=lambda m: (m[0], -(m[1] - m[0])))
-    chosen: list[tuple[int, int, str]] = []
-    covered_until = -1
-    for start, end, key in matches:
-        if start >= covered_until:
-            chosen.append((start, end, key))
-            covered_until = end
+    chosen = tracer.content_matches(c)
     out: list[ProposedSpan] = []
     done: set[str] = set()
     for start, end, key in chosen:
@@ -57,7 +41,10 @@ def answer_spans(tracer: Tracer, c: int) -> list[ProposedSpan]:
     if tracer.config.derived_amounts:
         out += _derived_spans(tracer, c, covered, out)
     covered += [(s.span.start, s.span.end) for s in out]
+    copied = list(out)
     out += unsupported_spans(tracer, c, covered)
+    if tracer.rules.clause_spans and tracer.config.clause_spans:
+        out += clause_spans(tracer, c, copied)
     out.sort(key=lambda s: s.span.start)
     return out
 
@@ -67,7 +54,7 @@ def _copied_span(tracer: Tracer, c: int, start: int, end: int, key: str
     if tracer.turns_holding(c, key) > tracer.config.max_value_turns:
         tracer.summary.skipped["frequent-value"] += 1
         return None
-    if tracer.parent(c, key) is None:
+    if tracer.read_from(c, key) is None:
         tracer.summary.skipped["no-source"] += 1
         return None
     edges, unsourced = tracer.trace(c, [(c, key)])
@@ -128,8 +115,8 @@ def _derived_spans(
         span = TargetSpan(turn=c, start=start, end=end, text=m.group(1))
         value = Value(span.text, "derived-amount", (span.text,))
         note = (f"derived amount {span.text!r} = {a.span.text} {op} {b.span.text}: "
-                f"{a.span.text} from turn {tracer.parent(c, a.value.key)}, "
-                f"{b.span.text} from turn {tracer.parent(c, b.value.key)}")
+                f"{a.span.text} from turn {tracer.read_from(c, a.value.key)}, "
+                f"{b.span.text} from turn {tracer.read_from(c, b.value.key)}")
         out.append(ProposedSpan(span, value, graph, infer_dependency_type(graph, tracer.conv),
                                 note))
         covered.append((start, end))

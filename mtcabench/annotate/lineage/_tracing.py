@@ -2,10 +2,11 @@
 
 One class, :class:`Tracer`, in three steps that each build on the one before:
 
-1. the vocabulary: which values each turn introduces (and from which turn each is known),
-   each call's arguments and what a call's result may echo;
+1. the vocabulary (``_vocabulary``): which values each turn introduces (and from which turn
+   each is known), each call's arguments and what a call's result may echo;
 2. the occurrence index and the *parent rule*: where a value stands in a turn, and the latest
-   turn before a child that introduced or restated it (docs/lineage.md says why latest);
+   turn before a child that carries it (v2: any turn that shows it, the one the answer read;
+   v1: that introduced or restated it, skipping a tool result that echoes its own call);
 3. backward tracing: the edges, evidence and graph behind a value an answer turn needs,
    through assistant restatements and tool calls down to exogenous turns.
 
@@ -14,22 +15,14 @@ Span selection (``_spans``) and the hallucination decision (``_hallucination``) 
 
 from __future__ import annotations
 
-import json
+import re
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
 
 from mtcabench.annotate.lineage._config import LineageConfig, LineageSummary
-from mtcabench.annotate.lineage._values import (
-    _FREE_TOKEN,
-    _ORDINAL,
-    Value,
-    _bounded,
-    exclusion,
-    find_value,
-    json_leaves,
-    make_value,
-)
+from mtcabench.annotate.lineage._normalise import locate
+from mtcabench.annotate.lineage._values import Value, find_value
+from mtcabench.annotate.lineage._vocabulary import Vocabulary
 from mtcabench.model import (
     Conversation,
     DependencyType,
@@ -41,6 +34,40 @@ from mtcabench.model import (
     TargetSpan,
     Turn,
 )
+
+
+#: Where a clause ends: a line break, a semicolon, or a sentence end (maybe closed by a quote,
+#: a bracket or emphasis) followed by a space.
+_CLAUSE_BREAK = re.compile(r"\n|;|(?<=[.!?])\s|(?<=[.!?][\"')*\]])\s")
+#: Markup around a clause that is not part of what it says.
+_LEAD = re.compile(r"[\s>#*•-]*(?:\d{1,2}\.\s+)?[\s*_]*")
+_TRAIL = re.compile(r"[\s*_.,;:!?]*$")
+#: A parenthesised airport code right after a name: "Houston (IAH)" glosses the code.
+_GLOSSED_CODE = re.compile(r"\s*\(\s*\**[A-Z]{3}\**\s*\)")
+
+
+def clauses(content: str) -> list[tuple[int, int]]:
+    """The clauses of an answer as (start, end): sentences and the lines of a listing, list
+    markers, markdown emphasis and closing punctuation cut."""
+    out: list[tuple[int, int]] = []
+    start = 0
+    for m in [*_CLAUSE_BREAK.finditer(content), None]:
+        end = m.start() if m else len(content)
+        lead = _LEAD.match(content, start, end)
+        s = lead.end() if lead else start
+        e = s + len(_TRAIL.sub("", content[s:end]))
+        if e > s:
+            out.append((s, e))
+        start = m.end() if m else len(content)
+    return out
+
+
+def _indent(text: str, line_start: int) -> int:
+    """How far a line of a listing is indented (its leading spaces)."""
+    n = line_start
+    while n < len(text) and text[n] == " ":
+        n += 1
+    return n - line_start
 
 
 @dataclass
@@ -55,111 +82,17 @@ class ProposedSpan:
     rationale: str
 
 
-class Tracer:
+class Tracer(Vocabulary):
     """The values of one conversation, where they occur, and the graphs they give."""
 
     def __init__(self, conv: Conversation, config: LineageConfig, summary: LineageSummary):
-        self.conv = conv
-        self.turns = conv.turns
-        self.config = config
-        self.summary = summary
-        self.values: dict[str, Value] = {}
-        self.known_from: dict[str, int] = {}  # value key -> first turn that made it a value
-        self.call_args: dict[tuple[int, str], list[str]] = {}  # (turn, call id) -> value keys
-        self.call_echoes: dict[tuple[int, str], set[str]] = {}  # every argument's canonical text
-        self.tool_call: dict[int, tuple[int, str]] = {}  # tool turn -> (call turn, call id)
+        super().__init__(conv, config, summary)
         self._occ: dict[tuple[int, str], tuple[int, int] | None] = {}
         self._parent: dict[tuple[int, str], int | None] = {}
         self._unsourced: set[tuple[int, str]] = set()
-        self._collect()
-
-    # ------------------------------------------------------------------ 1. the vocabulary
-    def _add(self, value: Value | None, turn: int, *, calculator: bool = False) -> str | None:
-        """Make ``value`` known from ``turn`` unless a rule excludes it; its key, or None."""
-        if value is None:
-            return None
-        reason = exclusion(value, self.config)
-        if reason == "min-length" and calculator:
-            # A calculator's answer is exact whatever its length, but a short number is
-            # everywhere: it becomes a span only where the answer writes it as an amount.
-            value = Value(value.key, value.kind, value.forms, currency_only=True)
-        elif reason:
-            self.summary.excluded_values[reason] += 1
-            return None
-        have = self.values.get(value.key)
-        if have is None:
-            self.values[value.key] = value
-            self.known_from[value.key] = turn
-        elif set(value.forms) - set(have.forms) or have.currency_only > value.currency_only:
-            # the same text reached twice (as an id and as a number; as a short calculator
-            # answer and as a plain value): keep every form, the looser span rule
-            self.values[value.key] = Value(have.key, have.kind,
-                                           tuple(dict.fromkeys(have.forms + value.forms)),
-                                           have.currency_only and value.currency_only)
-        return value.key
-
-    def _add_leaf(self, leaf: Any, turn: int) -> list[str]:
-        """Values of one JSON leaf: the leaf itself, a datetime's date, prose's typed tokens."""
-        value = make_value(leaf)
-        if value is None:
-            return []
-        reason = exclusion(value, self.config) if isinstance(leaf, str) else None
-        if reason in ("prose", "max-length"):
-            # "152 + 103", a summary naming lena_park_330: the typed tokens are the values
-            self.summary.excluded_values[reason] += 1
-            return self._add_free_text(leaf, turn)
-        keys = [self._add(value, turn)]
-        if value.kind == "datetime":  # "2024-05-01T16:18:10" also states the date 2024-05-01
-            keys.append(self._add(make_value(value.key[:10]), turn))
-        return [k for k in keys if k]
-
-    def _collect(self) -> None:
-        calls: dict[str, int] = {}
-        for turn in self.turns:
-            if turn.role is Role.ASSISTANT:
-                for call in turn.tool_calls:
-                    calls[call.id] = turn.index
-                    leaves = [leaf for _, leaf in
-                              json_leaves(call.arguments, keys_with_digits=False)]
-                    keys = [k for leaf in leaves for k in self._add_leaf(leaf, turn.index)]
-                    self.call_args[(turn.index, call.id)] = list(dict.fromkeys(keys))
-                    # every argument, kept or not, for the echo rule ("amount": 55 is an echo)
-                    self.call_echoes[(turn.index, call.id)] = {
-                        v.key for v in map(make_value, leaves) if v is not None} | set(keys)
-            elif turn.role is Role.TOOL:
-                self.summary.tool_results += 1
-                self.tool_call[turn.index] = (calls[turn.tool_call_id], turn.tool_call_id)
-                self._collect_tool(turn)
-            elif turn.role is Role.USER:
-                self._add_free_text(turn.content, turn.index)
-            # System turns: policy prose. They are searched as sources (today's date) but add
-            # no values of their own, else every number of the policy would become a span.
-
-    def _collect_tool(self, turn: Turn) -> None:
-        if not turn.content.strip():
-            self.summary.tool_results_empty += 1
-            return
-        try:
-            data = json.loads(turn.content)
-        except (json.JSONDecodeError, ValueError):
-            # "Transfer successful", "Error: ...": free text; its typed tokens are values.
-            self.summary.tool_results_not_json += 1
-            self._add_free_text(turn.content, turn.index)
-            return
-        if isinstance(data, (int, float)) and not isinstance(data, bool):
-            self._add(make_value(data), turn.index, calculator=True)
-            return
-        for _, leaf in json_leaves(data):
-            self._add_leaf(leaf, turn.index)
-
-    def _add_free_text(self, text: str, turn: int) -> list[str]:
-        keys = []
-        for m in _FREE_TOKEN.finditer(text):
-            if _ORDINAL.fullmatch(m.group()):
-                continue  # "May 20th": part of a date in words, not a value of its own
-            if _bounded(text, m.start(), m.end(), m.group()):
-                keys.append(self._add(make_value(m.group(), from_free_text=True), turn))
-        return [k for k in keys if k]
+        self._matches: dict[int, list[tuple[int, int, str]]] = {}
+        self._read: dict[tuple, tuple[int | None, tuple[str, ...] | None]] = {}
+        self._clauses: dict[int, list[tuple[int, int]]] = {}
 
     # ------------------------------------------------------------------ 2. occurrences, parents
     def region(self, turn: Turn) -> tuple[int, int]:
@@ -171,19 +104,30 @@ class Tracer:
         memo = self._occ.get((t, key), False)
         if memo is not False:
             return memo
-        turn = self.turns[t]
-        lo, hi = self.region(turn)
-        found = find_value(turn.text, self.values[key], lo, hi)
+        found = self.find(t, self.values[key], *self.region(self.turns[t]))
         self._occ[(t, key)] = found
         return found
+
+    def find(self, t: int, value: Value, lo: int = 0, hi: int | None = None
+             ) -> tuple[int, int] | None:
+        """First standalone occurrence of ``value`` in turn ``t``'s text[lo:hi], by the rules'
+        matching (v1: exact forms; v2: also normalised mentions, case and separators)."""
+        text = self.turns[t].text
+        if self.rules.normalised:
+            return locate(text, value, self.mentions(t), lo, hi)
+        return find_value(text, value, lo, hi)
 
     def is_echo(self, t: int, key: str) -> bool:
         """Whether tool result ``t`` holds ``key`` because its own call passed it."""
         return key in self.call_echoes.get(self.tool_call[t], set())
 
     def parent(self, child: int, key: str) -> int | None:
-        """The latest turn before ``child`` that introduced or restated the value (the parent
-        rule; an echoing tool result only when nothing else holds it)."""
+        """The latest turn before ``child`` that carries the value (the parent rule).
+
+        v2: any turn that shows it, echo or not: the turn the child read it from. v1: the
+        latest that introduced or restated it, an echoing tool result only when nothing
+        else holds it.
+        """
         memo = self._parent.get((child, key), False)
         if memo is not False:
             return memo
@@ -192,7 +136,8 @@ class Tracer:
         for t in range(child - 1, -1, -1):
             if self.occurrence(t, key) is None:
                 continue
-            if self.turns[t].role is Role.TOOL and self.is_echo(t, key):
+            if (not self.rules.echoes_carry and self.turns[t].role is Role.TOOL
+                    and self.is_echo(t, key)):
                 echo = t if echo is None else echo
                 continue
             found = t
@@ -201,15 +146,151 @@ class Tracer:
         self._parent[(child, key)] = result
         return result
 
+    def content_matches(self, t: int) -> list[tuple[int, int, str]]:
+        """``(start, end, key)`` of the values known before turn ``t`` that stand in its
+        content: the longest match first at a position, no overlaps ("credit_card_7815826"
+        wins over its digits); every occurrence, in order (computed once)."""
+        found = self._matches.get(t)
+        if found is not None:
+            return found
+        content = self.turns[t].content
+        matches: list[tuple[int, int, str]] = []
+        for key, value in self.values.items():
+            if self.known_from[key] >= t:
+                continue
+            lo = 0
+            while (hit := self.find(t, value, lo, len(content))) is not None:
+                if not value.currency_only or content[: hit[0]].rstrip(" ").endswith("$"):
+                    matches.append((hit[0], hit[1], key))
+                lo = hit[0] + 1
+        matches.sort(key=lambda m: (m[0], -(m[1] - m[0])))
+        found = []
+        covered_until = -1
+        for start, end, key in matches:
+            if start >= covered_until:
+                found.append((start, end, key))
+                covered_until = end
+        if self.rules.code_glosses:
+            # "Houston (IAH)": the agent names the airport's city; a profile's address city
+            # "Houston" is a coincidence of text, not where the answer read it.
+            glosses = [m for m in found if self.values[m[2]].kind == "name"
+                       and _GLOSSED_CODE.match(content, m[1])]
+            self.summary.skipped["code-gloss"] += len(glosses)
+            found = [m for m in found if m not in glosses]
+        self._matches[t] = found
+        return found
+
+    def clause_keys(self, t: int, key: str) -> list[str]:
+        """The other values in the clause of turn ``t``'s content where ``key`` first stands."""
+        matches = self.content_matches(t)
+        first = next((m for m in matches if m[2] == key), None)
+        if first is None:
+            return []
+        for lo, hi in self.clauses(t):
+            if lo <= first[0] < hi:
+                return list(dict.fromkeys(k for s, e, k in matches
+                                          if lo <= s and e <= hi and k != key))
+        return []
+
+    def clauses(self, t: int) -> list[tuple[int, int]]:
+        """The clauses of turn ``t``'s content (computed once)."""
+        found = self._clauses.get(t)
+        if found is None:
+            found = self._clauses[t] = clauses(self.turns[t].content)
+        return found
+
+    def heading_keys(self, t: int, key: str) -> list[str]:
+        """The values of the list items a listing nests ``key``'s line under: "2. Reservation
+        ID: PUNERT" heads its indented "- BOS to MIA on 2024-05-22"."""
+        content = self.turns[t].content
+        first = next((m for m in self.content_matches(t) if m[2] == key), None)
+        if first is None:
+            return []
+        line_start = content.rfind("\n", 0, first[0]) + 1
+        indent = _indent(content, line_start)
+        heads: list[tuple[int, int]] = []
+        pos = line_start - 1
+        while indent > 0 and pos > 0:
+            start = content.rfind("\n", 0, pos) + 1
+            line = content[start:pos]
+            if line.strip() and _indent(content, start) < indent:
+                heads.append((start, pos))
+                indent = _indent(content, start)
+            pos = start - 1
+        return [k for s, e, k in self.content_matches(t)
+                if any(lo <= s and e <= hi for lo, hi in heads)]
+
+    def read_from(self, child: int, key: str) -> int | None:
+        """The parent of "turn ``child`` needs ``key``" (``step`` without carried anchors)."""
+        return self.step(child, key)[0]
+
+    def step(self, child: int, key: str, anchors: tuple[str, ...] | None = None
+             ) -> tuple[int | None, tuple[str, ...] | None]:
+        """The parent of "turn ``child`` needs ``key``", with v2's record anchor, and the
+        anchors the need carries on to that parent.
+
+        An answer's clause that names a record (a reservation, a flight, a payment method),
+        itself or in the list item heading it, was read from that record's entry:
+        "Reservation XEHM4B: LAS to ATL" takes LAS from the result describing XEHM4B, not
+        from a later result of another reservation that also flies from LAS. So when the
+        latest carrier of a value does not show the clause's record (for the record itself:
+        none of the clause's other values), the parent is the latest earlier carrier that
+        does, when there is one. The record travels with the need: an earlier answer that
+        listed several reservations is read at the one the need is about. Everywhere else
+        it is ``parent``.
+        """
+        latest = self.parent(child, key)
+        if (not self.rules.record_anchor or latest is None
+                or self.turns[child].role is not Role.ASSISTANT or not self.turns[child].content):
+            return latest, None
+        memo = self._read.get((child, key, anchors), False)
+        if memo is not False:
+            return memo
+        if anchors is None:
+            anchors = self._anchors(child, key)
+        found: tuple[int | None, tuple[str, ...] | None] = (latest, None)
+        if anchors:
+            for t in range(latest, -1, -1):
+                if self._carries(t, key) and any(self.occurrence(t, a) for a in anchors):
+                    found = (t, anchors)
+                    break
+        self._read[(child, key, anchors)] = found
+        return found
+
+    def _anchors(self, t: int, key: str) -> tuple[str, ...]:
+        """The records that the clause (or the list item heading it) of ``key`` in turn
+        ``t`` names; for a record itself, the clause's other values."""
+        others = self.clause_keys(t, key)
+        if key in self.record_ids:
+            return tuple(others)
+        return tuple(k for k in dict.fromkeys(others + self.heading_keys(t, key))
+                     if k in self.record_ids)
+
+    def _carries(self, t: int, key: str) -> bool:
+        """Whether turn ``t`` is a place the parent rule may link to for ``key``."""
+        if self.occurrence(t, key) is None:
+            return False
+        return self.rules.echoes_carry or not (self.turns[t].role is Role.TOOL
+                                               and self.is_echo(t, key))
+
     def turns_holding(self, before: int, key: str) -> int:
         """How many turns before ``before`` hold the value anywhere in their text."""
         value = self.values[key]
-        return sum(1 for t in range(before) if find_value(self.turns[t].text, value) is not None)
+        return sum(1 for t in range(before) if self.find(t, value) is not None)
 
     # ------------------------------------------------------------------ 3. backward tracing
-    def _evidence(self, parent: int, key: str) -> Evidence:
+    def _evidence(self, parent: int, key: str, anchors: tuple[str, ...] | None = None
+                  ) -> Evidence:
+        """The value as written in the parent: its first standalone occurrence, or, for a
+        need anchored at a record, its first one after that record's first mention."""
         turn = self.turns[parent]
         start, end = self.occurrence(parent, key)
+        if anchors and key not in self.record_ids:
+            at = [hit[0] for a in anchors if (hit := self.occurrence(parent, a))]
+            _, hi = self.region(turn)
+            found = self.find(parent, self.values[key], min(at), hi) if at else None
+            if found is not None:
+                start, end = found
         return Evidence(quote=turn.text[start:end], start=start, end=end)
 
     def _call_evidence(self, call_turn: int, call_id: str) -> Evidence:
@@ -228,8 +309,10 @@ class Tracer:
         Returns the edges by (child, parent) and notes for arguments without a source.
         """
         edges: dict[tuple[int, int], Edge] = {}
-        queue: deque[tuple[int, str]] = deque(seeds)
-        seen: set[tuple[int, str]] = set()
+        # (child, value, anchors carried from an answer's clause; None: the child's own)
+        queue: deque[tuple[int, str, tuple[str, ...] | None]] = deque(
+            (child, key, None) for child, key in seeds)
+        seen: set[tuple[int, str, tuple[str, ...] | None]] = set()
         expanded: set[int] = set()
         unsourced: list[str] = []
 
@@ -244,24 +327,25 @@ class Tracer:
             add(Edge(child=t, parent=call_turn, kind=EdgeKind.STRUCTURAL,
                      evidence=self._call_evidence(call_turn, call_id)))
             for arg in self.call_args[(call_turn, call_id)]:
-                queue.append((call_turn, arg))
+                queue.append((call_turn, arg, None))
 
         while queue:
-            child, key = queue.popleft()
-            if (child, key) in seen:
+            need = queue.popleft()
+            if need in seen:
                 continue
-            seen.add((child, key))
+            seen.add(need)
+            child, key, anchors = need
             if self.turns[child].role is Role.TOOL:  # seed of a hallucination: the primer
                 expand_tool(child)
                 continue
-            p = self.parent(child, key)
+            p, carried = self.step(child, key, anchors)
             if p is None:
                 unsourced.append((child, key))
                 continue
-            add(Edge(child=child, parent=p, evidence=self._evidence(p, key)))
+            add(Edge(child=child, parent=p, evidence=self._evidence(p, key, carried)))
             role = self.turns[p].role
             if role is Role.ASSISTANT:
-                queue.append((p, key))
+                queue.append((p, key, carried))
             elif role is Role.TOOL:
                 expand_tool(p)
         return edges, unsourced
@@ -281,9 +365,9 @@ class Tracer:
     def chain_note(self, target: int, key: str) -> str:
         """``turn 10 <- 8 (assistant) <- 7 (tool get_reservation_details)`` for the value."""
         steps = [f"turn {target}"]
-        node = target
+        node, anchors = target, None
         while True:
-            p = self.parent(node, key)
+            p, anchors = self.step(node, key, anchors)
             if p is None:
                 break
             turn = self.turns[p]
