@@ -20,11 +20,10 @@ chain continues through it.
 
 from __future__ import annotations
 
-import json
 import re
 
 from mtcabench.annotate.lineage._tracing import ProposedSpan, Tracer
-from mtcabench.annotate.lineage._values import Value
+from mtcabench.annotate.lineage._values import Value, tool_json
 from mtcabench.model import DependencyType, Edge, Evidence, Role, TargetSpan
 
 TIERS = ("regular", "silver", "gold")
@@ -76,9 +75,8 @@ def _profile_tiers(tracer: Tracer, c: int) -> list[tuple[int, str]]:
         turn = tracer.turns[t]
         if turn.role is not Role.TOOL:
             continue
-        try:
-            data = json.loads(turn.content)
-        except (json.JSONDecodeError, ValueError):
+        is_json, data = tool_json(turn.content)
+        if not is_json:
             continue
         if isinstance(data, dict) and str(data.get("membership", "")).lower() in TIERS:
             out.append((t, data["membership"].lower()))

@@ -10,7 +10,6 @@ said ``18:25:00``), and a membership tier the profile contradicts is one too (``
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from datetime import date
@@ -31,6 +30,7 @@ from mtcabench.annotate.lineage._values import (
     classify,
     json_leaves,
     make_value,
+    tool_json,
 )
 from mtcabench.model import DependencyType, Edge, Evidence, Role, TargetSpan
 
@@ -141,9 +141,8 @@ def _contradiction(tracer: Tracer, c: int, start: int, value: Value):
         turn = tracer.turns[t]
         if turn.role is not Role.TOOL:
             continue
-        try:
-            data = json.loads(turn.content)
-        except (json.JSONDecodeError, ValueError):
+        is_json, data = tool_json(turn.content)
+        if not is_json:
             continue
         named: dict[str, set[str]] = {}
         for k, leaf in json_leaves(data, keys_with_digits=False):

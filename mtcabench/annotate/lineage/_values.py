@@ -10,6 +10,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from mtcabench.annotate.lineage._config import LineageConfig
+from mtcabench.io import JSONError, loads
 
 _TIME = re.compile(r"([01]\d|2[0-3]):([0-5]\d):([0-5]\d)")
 _DATE = re.compile(r"(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])")
@@ -202,3 +203,15 @@ def find_value(
                 break
             i = text.find(form, i + 1, hi)
     return best
+
+
+def tool_json(text: str) -> tuple[bool, Any]:
+    """``(True, data)`` when a tool result's text is JSON, else ``(False, None)``.
+
+    Parsed with the project's one JSON parser, so a tool result nested too deeply to parse
+    is free text like any other non-JSON result, never a RecursionError.
+    """
+    try:
+        return True, loads(text)
+    except JSONError:
+        return False, None

@@ -7,7 +7,6 @@ and the graphs on it.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -27,6 +26,7 @@ from mtcabench.annotate.lineage._values import (
     exclusion,
     json_leaves,
     make_value,
+    tool_json,
 )
 from mtcabench.model import Conversation, Role, Turn
 
@@ -140,9 +140,8 @@ class Vocabulary:
         if not turn.content.strip():
             self.summary.tool_results_empty += 1
             return
-        try:
-            data = json.loads(turn.content)
-        except (json.JSONDecodeError, ValueError):
+        is_json, data = tool_json(turn.content)
+        if not is_json:
             # "Transfer successful", "Error: ...": free text; its typed tokens are values.
             self.summary.tool_results_not_json += 1
             self._add_free_text(turn.content, turn.index)
