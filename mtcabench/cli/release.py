@@ -24,12 +24,15 @@ def build(
         "Candidates (JSONL), read for the recipe (annotators, prompts).", None, short=False),
     out: Path = options.out("Folder holding releases.", Path("release")),
     force: bool = typer.Option(False, "--force", help="Rebuild a version that exists."),
+    scores: list[Path] = typer.Option([], "--scores", help="A score report of `mtcabench "
+                                      "score` on this release (its .score.json), shown in the "
+                                      "card beside the model-free floors (repeatable)."),
 ) -> None:
     """Validate every accepted span and write OUT/VERSION; refuse the whole release on any failure."""
     from mtcabench.release import build_release
 
     built = build_release(version, reviewed, conversations, out=out, candidates=candidates,
-                          force=force)
+                          force=force, scores=scores)
     st, rv = built.manifest.statistics, built.manifest.review
     err_console.print(
         f"release {version}: {st['spans']} spans in {st['conversations']} conversations -> "

@@ -2,11 +2,14 @@
 
 The header carries the configs with their data files, the typed features of each config
 (``dataset_info``), the licence of each source, task categories and size category. The body
-says what the data is, how to load it, how many spans of each kind it holds, how it was made
-(recipe) and, plainly, how many of its decisions were made by a person.
+says what the data is, how to load it, the scores to read results against (floors), how many
+spans of each kind it holds, how it was made (recipe) and, plainly, how many of its decisions
+were made by a person.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from datasets import DatasetInfo, Features, SplitDict, SplitInfo
 from datasets.info import DatasetInfosDict
@@ -100,7 +103,8 @@ def _fields(model, extra: dict[str, str]) -> list[str]:
     return _table(["field", "meaning"], rows)
 
 
-def card_body(manifest: ReleaseManifest) -> list[str]:
+def card_body(manifest: ReleaseManifest, floors: Sequence[str] = ()) -> list[str]:
+    """The card's prose; ``floors`` is the Floors section (:mod:`mtcabench.release._floors`)."""
     st, rv, rc = manifest.statistics, manifest.review, manifest.recipe
     n = st["spans"]
     v = manifest.version
@@ -145,6 +149,7 @@ def card_body(manifest: ReleaseManifest) -> list[str]:
         "returns the records (`Benchmark.conversations`, `Benchmark.spans`) that the "
         "reference evaluator and scorer take.",
         "",
+        *floors,
         "## Configurations",
         "",
     ]
@@ -318,7 +323,7 @@ def _handcheck_lines(version: str, manifest: ReleaseManifest) -> list[str]:
 
 
 def render_card(manifest: ReleaseManifest, features: dict[str, Features],
-                table_bytes: dict[str, int]) -> str:
+                table_bytes: dict[str, int], floors: Sequence[str] = ()) -> str:
     """The whole README.md."""
     header = card_header(manifest, features, table_bytes)
-    return "---\n" + header + "\n---\n\n" + "\n".join(card_body(manifest))
+    return "---\n" + header + "\n---\n\n" + "\n".join(card_body(manifest, floors))

@@ -21,6 +21,7 @@ from mtcabench.scoring.scorer import (
     as_benchmark,
     build_comparison,
     build_report,
+    floor_reports,
     score_spans,
 )
 from mtcabench.scoring.submission import submission_name
@@ -54,6 +55,7 @@ def run_scoring(
     seed: int = DEFAULT_SEED,
     average: str = "macro",
     plot: bool = True,
+    floors: bool = True,
     console: Console | None = None,
 ) -> ScoreRun:
     """Score submissions (and compare two), write JSON, Markdown, per-span scores and the chart.
@@ -63,6 +65,10 @@ def run_scoring(
     (stdout by default): the comparison when asked, else one table per submission, with the
     ``average`` named ("macro", "micro" or "both"). Files go to ``out`` (default: a ``score``
     folder beside the first submission).
+
+    With ``floors`` (the default), every submission's report, its table and its files also hold
+    the model-free floors recency and first-user (:mod:`mtcabench.baselines`) computed on the
+    same spans, computed once for the run. The comparison (``compare``) is left as it is.
     """
     if average not in (*AVERAGES, "both"):
         raise InputError(f"--average must be macro, micro or both, got {average!r}")
@@ -103,6 +109,10 @@ def run_scoring(
             reports.append(comparison.b)
         else:
             reports.append(build_report(s, bench, resamples=resamples, seed=seed))
+
+    if floors:
+        floor_list = floor_reports(bench, resamples=resamples, seed=seed)
+        reports = [r.model_copy(update={"floors": floor_list}) for r in reports]
 
     # Only now that everything was read and scored: a refused run leaves no folder behind.
     out.mkdir(parents=True, exist_ok=True)

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
+from mtcabench.baselines import FLOORS
 from mtcabench.benchmark import Benchmark, load_benchmark
 from mtcabench.errors import InputError
-from mtcabench.model import BenchmarkSpan, DependencyType
+from mtcabench.model import BenchmarkSpan, DependencyType, SubmissionHeader
 from mtcabench.scoring.bootstrap import (
     CONFIDENCE,
     DEFAULT_RESAMPLES,
@@ -36,6 +37,7 @@ from mtcabench.scoring.report import (
     ComparisonRow,
     Difference,
     Estimate,
+    FloorReport,
     MetricEstimates,
     ReportRow,
     ScoreReport,
@@ -43,7 +45,12 @@ from mtcabench.scoring.report import (
     SubmissionInfo,
     WarningCount,
 )
-from mtcabench.scoring.submission import Submission, check_against_benchmark, read_submission
+from mtcabench.scoring.submission import (
+    Submission,
+    Warnings,
+    check_against_benchmark,
+    read_submission,
+)
 
 _HALLUCINATION = COLUMNS.index("hallucination")
 
@@ -95,6 +102,49 @@ def score_spans(submission: Submission | str | Path, benchmark: Benchmark) -> Sc
     ]
     empty = np.array([submission.status(s.id) != "predicted" for s in benchmark.spans])
     return ScoredSubmission(submission, scores, span_matrix(scores), empty, missing)
+
+
+def score_floor(name: str, benchmark: Benchmark) -> ScoredSubmission:
+    """The model-free floor ``name`` (:data:`mtcabench.baselines.FLOORS`) on every span.
+
+    Built in memory, exactly as ``trace --method NAME`` would predict and ``score`` would
+    score it (a floor reads no tokens, so no span is skipped).
+    """
+    if not benchmark.spans:
+        raise InputError(f"{benchmark.origin}: the benchmark has no spans to score")
+    floor = FLOORS[name]
+    header = SubmissionHeader(method=name, parameters=dict(floor.parameters))
+    sub = Submission(Path(f"floor-{name}"), header, {s.id: 0 for s in benchmark.spans}, set(),
+                     Warnings(), checked=benchmark)
+    for s in benchmark.spans:
+        conv = benchmark.conversations[s.conversation_id]
+        graph = floor.graph(conv, s.span.turn)
+        sub.scores[s.id] = score_span(s.id, [e.pair for e in graph.edges],
+                                      [e.pair for e in s.graph.edges], s.sources, conv,
+                                      s.dependency_type)
+    scores = [sub.scores[s.id] for s in benchmark.spans]
+    return ScoredSubmission(sub, scores, span_matrix(scores),
+                            np.zeros(len(scores), dtype=bool), [])
+
+
+def floor_reports(
+    benchmark: Benchmark,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> list[FloorReport]:
+    """Every floor's rows on the benchmark, with the intervals a submission's rows get.
+
+    A row's draws depend only on the seed and the row's spans, so a floor's interval is
+    drawn from the same resampled spans as the submission's beside it.
+    """
+    out = []
+    for name, floor in FLOORS.items():
+        report = _reports([score_floor(name, benchmark)], benchmark, resamples, seed)[0][0]
+        out.append(FloorReport(method=name, label=f"floor: {name} (model-free)",
+                               description=floor.description,
+                               parameters=dict(floor.parameters), rows=report.rows))
+    return out
 
 
 def groups(spans: list[BenchmarkSpan]) -> list[Group]:
@@ -245,10 +295,16 @@ def score_submission(
     *,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    floors: bool = True,
 ) -> ScoreReport:
-    """Read, check and score one submission file against a benchmark (path, id or loaded)."""
+    """Read, check and score one submission file against a benchmark (path, id or loaded);
+    with ``floors``, the report holds the model-free floors on the same spans too."""
     bench = as_benchmark(benchmark)
-    return build_report(score_spans(submission, bench), bench, resamples=resamples, seed=seed)
+    report = build_report(score_spans(submission, bench), bench, resamples=resamples, seed=seed)
+    if floors:
+        report = report.model_copy(update={
+            "floors": floor_reports(bench, resamples=resamples, seed=seed)})
+    return report
 
 
 def compare_submissions(
