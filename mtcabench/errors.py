@@ -48,15 +48,23 @@ class InputError(MtcaError):
         line: int | None = None,
         record: str | None = None,
     ) -> InputError:
-        """Build the standard message: ``file:line (record id): reason``."""
-        where = str(path)
+        """Build the standard message: ``file:line (record id): reason``.
+
+        A path or record id holding a line break or another control character is shown
+        escaped, so that the message stays one line whatever the input holds.
+        """
+        where = _printable(str(path))
         if line is not None:
             where += f":{line}"
         if record is not None:
-            where += f" (record {record})"
+            where += f" (record {_printable(record)})"
         err = cls(f"{where}: {reason}")
         err.path, err.line, err.record = str(path), line, record
         return err
+
+
+def _printable(text: str) -> str:
+    return text if text.isprintable() else repr(text)[1:-1]
 
 
 class ServiceError(MtcaError):

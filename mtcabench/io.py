@@ -1,8 +1,11 @@
 """Reading and writing record files (JSON Lines) safely.
 
 Readers stream, validate every line against its record type and report a bad line as
-``file:line (record id): reason``. Writers never leave a half-written file behind: they
-write to a temporary file in the target folder and rename it into place on success.
+``file:line (record id): reason``. Every JSON text read from a file goes through
+:func:`parse_json`, so that any parse failure, a value nested too deeply included, is that
+one-line message and never a traceback. Writers never leave a half-written file behind: they
+write to a temporary file in the target folder and rename it into place on success; the
+temporary file is removed on an error, Ctrl-C, SIGTERM or SIGHUP.
 """
 
 from __future__ import annotations
@@ -10,13 +13,17 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
+import signal
 import tempfile
+import threading
 from pathlib import Path
-from typing import IO, TypeVar
+from typing import IO, Any, TypeVar
 from collections.abc import Iterable, Iterator
 
 import jsonlines
 from pydantic import ValidationError
+from pydantic_core import from_json
 
 from mtcabench.errors import InputError
 from mtcabench.model import Conversation, Record
@@ -24,26 +31,95 @@ from mtcabench.model import Conversation, Record
 R = TypeVar("R", bound=Record)
 
 
+def _one_line(text: str) -> str:
+    # A field name or message holding a line break or another control character (a key of
+    # the input, say) is shown escaped: the message stays one line.
+    return text if text.isprintable() else repr(text)[1:-1]
+
+
 def format_validation_error(err: ValidationError) -> str:
     """One line from a pydantic error: the first problem, with its field path."""
     parts = []
     for e in err.errors()[:3]:
-        loc = ".".join(str(x) for x in e.get("loc", ()) if x != "__root__")
-        msg = e.get("msg", "").removeprefix("Value error, ")
+        loc = ".".join(_one_line(str(x)) for x in e.get("loc", ()) if x != "__root__")
+        msg = _one_line(e.get("msg", "").removeprefix("Value error, "))
         parts.append(f"{loc}: {msg}" if loc else msg)
     more = len(err.errors()) - len(parts)
     return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
 
 
-def iter_json_lines(path: str | Path) -> Iterator[tuple[int, dict]]:
-    """Yield ``(line number, object)`` for each non-blank line; bad lines raise InputError."""
+#: How deeply a JSON value read from a file may nest (arrays and objects). The parser's own
+#: limit: it does not depend on the call stack (the json module's does, and fails with a
+#: RecursionError), and it is below pydantic's serialisation limit (about 255 levels), so
+#: whatever a reader accepts can be written again.
+MAX_JSON_DEPTH = 200
+
+_POSITION = re.compile(r"^(?P<msg>.*) at line (?P<line>\d+) column (?P<col>\d+)$", re.DOTALL)
+
+
+class JSONError(ValueError):
+    """A JSON text that does not parse: ``reason`` says why, ``line`` and ``column`` where."""
+
+    def __init__(self, reason: str, line: int | None = None, column: int | None = None):
+        super().__init__(reason)
+        self.reason, self.line, self.column = reason, line, column
+
+
+def loads(text: str | bytes) -> Any:
+    """Parse one JSON text; any failure is a :class:`JSONError`, deep nesting included.
+
+    For values inside a record (a tool call's arguments given as a JSON string): the caller
+    adds where the text came from. Files are read with :func:`parse_json`.
+    """
+    try:
+        return from_json(text)
+    except ValueError as exc:
+        m = _POSITION.match(str(exc))
+        msg, line, col = (m["msg"], int(m["line"]), int(m["col"])) if m else (str(exc), None, None)
+        if "recursion limit" in msg:
+            reason = (f"nested more than {MAX_JSON_DEPTH} levels deep"
+                      + (f" (column {col})" if col is not None else "")
+                      + "; flatten the value or leave it out")
+        else:
+            reason = f"malformed JSON ({msg}" + (f", column {col})" if col is not None else ")")
+        raise JSONError(reason, line, col) from None
+
+
+def parse_json(text: str | bytes, path: str | Path, *, line: int | None = None) -> Any:
+    """Parse a JSON text read from ``path``: a whole file, or its line ``line``.
+
+    A failure is an InputError naming the file and the line (the given one, else the line of
+    the document where parsing failed).
+    """
+    try:
+        return loads(text)
+    except JSONError as exc:
+        where = line if line is not None else exc.line
+        raise InputError.at(path, exc.reason, line=where) from None
+
+
+def iter_json_lines(path: str | Path, *,
+                    max_line_bytes: int | None = None) -> Iterator[tuple[int, dict]]:
+    """Yield ``(line number, object)`` for each non-blank line; bad lines raise InputError.
+
+    ``max_line_bytes`` refuses a longer line before reading the rest of it, for readers that
+    know how long a valid line can be (the scorer): memory then stays bounded by that.
+    """
     path = Path(path)
     if not path.exists():
         raise InputError(f"{path}: no such file")
     if path.is_dir():
         raise InputError(f"{path}: is a folder, expected a JSON Lines file")
     with path.open("rb") as fh:
-        for lineno, raw in enumerate(fh, start=1):
+        lineno = 0
+        while True:
+            raw = fh.readline() if max_line_bytes is None else fh.readline(max_line_bytes + 1)
+            if not raw:
+                return
+            lineno += 1
+            if max_line_bytes is not None and len(raw) > max_line_bytes:
+                raise InputError.at(path, f"line longer than {max_line_bytes} bytes, more than "
+                                    "any valid line of this file can be", line=lineno)
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -51,11 +127,7 @@ def iter_json_lines(path: str | Path) -> Iterator[tuple[int, dict]]:
                                     line=lineno) from None
             if not line.strip():
                 continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError.at(path, f"malformed JSON ({exc.msg}, column {exc.colno})",
-                                    line=lineno) from None
+            obj = parse_json(line, path, line=lineno)
             if not isinstance(obj, dict):
                 raise InputError.at(path, f"expected a JSON object, got {type(obj).__name__}",
                                     line=lineno)
@@ -108,9 +180,10 @@ def check_outputs_are_not_inputs(inputs: Iterable[str | Path | None],
     """Refuse (exit 3) a command whose output would overwrite or append to one of its inputs.
 
     ``outputs`` are files a command writes; ``folders`` are folders it replaces or fills
-    (no input may lie inside one). Paths are compared as files, not as strings: another
-    spelling, a symbolic or a hard link to an input is the input. Every stage calls this
-    before it opens anything for writing; None entries (options not given) are ignored.
+    (no input may lie inside one, under any name: a hard link of an input inside the folder
+    counts). Paths are compared as files, not as strings: another spelling, a symbolic or a
+    hard link to an input is the input. Every stage calls this before it opens anything for
+    writing; None entries (options not given) are ignored.
     """
     ins = [Path(p) for p in inputs if p is not None]
     for out in (Path(p) for p in outputs if p is not None):
@@ -120,39 +193,107 @@ def check_outputs_are_not_inputs(inputs: Iterable[str | Path | None],
                                  "destroy the input: choose another output path")
     for folder in (Path(p) for p in folders if p is not None):
         for src in ins:
-            if _inside(src, folder):
+            if _inside(src, folder) or _linked_inside(src, folder):
                 raise InputError(f"{folder}: the output folder holds the input {src}; writing "
                                  "it would destroy the input: choose another output folder")
 
 
-def _check_parent(path: Path) -> None:
+def _linked_inside(src: Path, folder: Path) -> bool:
+    """Whether a file under ``folder`` is ``src`` under another name (a hard link)."""
+    try:
+        st = src.stat()
+    except OSError:
+        return False
+    if st.st_nlink < 2 or not folder.is_dir():
+        return False
+    for dirpath, _, names in os.walk(folder):
+        for name in names:
+            with contextlib.suppress(OSError):
+                other = os.stat(os.path.join(dirpath, name), follow_symlinks=False)
+                if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+                    return True
+    return False
+
+
+def check_output_path(path: str | Path) -> Path:
+    """Refuse (exit 3) an output file path whose folder is missing, or that is a folder."""
+    path = Path(path)
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.exists():
         raise InputError(f"{path}: folder {parent} does not exist; create it or choose another path")
     if not parent.is_dir():
         raise InputError(f"{path}: {parent} is not a folder")
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder; the output is a file: give a file path "
+                         "(e.g. inside that folder)")
+    return path
+
+
+# SIGTERM (a service manager, `timeout`, `kill`) and SIGHUP (a closed terminal) end a process
+# without unwinding it, so a write in progress would leave its temporary file. While a write
+# is open, both raise SystemExit(128 + signal) instead, as SIGINT raises KeyboardInterrupt:
+# the writer's cleanup runs, then the process ends with the usual exit code. Handlers that the
+# program set itself are left alone; outside writes the default action applies.
+_STOP_SIGNALS = tuple(s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None))
+                      if s is not None)
+_guard_lock = threading.Lock()
+_guard_depth = 0
+_saved_handlers: dict[int, Any] = {}
+
+
+def _stop(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
+@contextlib.contextmanager
+def _cleanup_on_stop_signals() -> Iterator[None]:
+    global _guard_depth
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set handlers (and only it receives signals)
+        return
+    with _guard_lock:
+        if _guard_depth == 0:
+            for sig in _STOP_SIGNALS:
+                if signal.getsignal(sig) is signal.SIG_DFL:
+                    _saved_handlers[sig] = signal.signal(sig, _stop)
+        _guard_depth += 1
+    try:
+        yield
+    finally:
+        with _guard_lock:
+            _guard_depth -= 1
+            if _guard_depth == 0:
+                for sig, old in _saved_handlers.items():
+                    if signal.getsignal(sig) is _stop:
+                        signal.signal(sig, old)
+                _saved_handlers.clear()
 
 
 @contextlib.contextmanager
 def atomic_write(path: str | Path, mode: str = "w") -> Iterator[IO]:
-    """Open a temporary file beside ``path``; rename it over ``path`` only on success."""
-    path = Path(path)
-    _check_parent(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-    try:
-        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        # mkstemp creates the file for its owner only; give it the usual permissions.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    """Open a temporary file beside ``path``; rename it over ``path`` only on success.
+
+    On any failure, Ctrl-C, SIGTERM or SIGHUP the temporary file is removed and ``path`` is
+    left as it was.
+    """
+    path = check_output_path(path)
+    with _cleanup_on_stop_signals():
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
+                                   dir=path.parent or ".")
+        try:
+            with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as fh:
+                yield fh
+                fh.flush()
+                os.fsync(fh.fileno())
+            # mkstemp creates the file for its owner only; give it the usual permissions.
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
 
 
 def dump_record(record: Record) -> dict:
@@ -180,8 +321,7 @@ class RecordAppender:
     """
 
     def __init__(self, path: str | Path):
-        self.path = Path(path)
-        _check_parent(self.path)
+        self.path = check_output_path(path)
         _truncate_partial_last_line(self.path)
         self._fh = self.path.open("a", encoding="utf-8")
 
@@ -224,9 +364,10 @@ def read_done_keys(path: str | Path) -> set[str]:
             if not raw.endswith(b"\n") or not raw.strip():
                 continue
             try:
-                obj = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                raise InputError.at(path, "malformed JSON; remove the line or the file to redo it",
+                obj = loads(raw.decode("utf-8"))
+            except (JSONError, UnicodeDecodeError) as exc:
+                why = exc.reason if isinstance(exc, JSONError) else "not UTF-8 text"
+                raise InputError.at(path, f"{why}; remove the line or the file to redo it",
                                     line=lineno) from None
             key = obj.get("id") or obj.get("span_id") if isinstance(obj, dict) else None
             if key:

@@ -32,7 +32,7 @@ def file_kind(path: str | Path) -> str:
     """The ``kind`` of the first record of a file (files hold one kind)."""
     for lineno, obj in iter_json_lines(path):
         kind = obj.get("kind")
-        if kind not in RECORD_TYPES:
+        if not isinstance(kind, str) or kind not in RECORD_TYPES:
             raise InputError.at(path, f"unknown record kind {kind!r}; expected one of "
                                 f"{sorted(RECORD_TYPES)}", line=lineno)
         return kind

@@ -4,6 +4,11 @@
 it installs are the ones the package declares: torch and llama-cpp-python from the optional
 dependencies (``name==X``); Label Studio (which lives in its own virtual environment, not in
 the package's dependencies) and uv from ``[tool.mtcabench.pins]``.
+
+``python scripts/pins.py --check-lock`` checks that scripts/locks/project.txt (what setup.sh
+installs) holds every dependency pyproject.toml declares, at its pinned version where one is
+pinned: a dependency added without rerunning scripts/lock.sh would otherwise be missing from
+every fresh environment while a developer's older one still has it.
 """
 
 from __future__ import annotations
@@ -33,7 +38,50 @@ def pinned(name: str) -> str:
     raise SystemExit(f"pins.py: {PYPROJECT} pins no exact version of {name!r} (write {name}==X)")
 
 
+LOCK = PYPROJECT.parent / "scripts" / "locks" / "project.txt"
+# Installed by setup.sh outside the lock (its pinned CPU wheel), see scripts/lock.sh.
+NOT_LOCKED = {"torch"}
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def lock_problems() -> list[str]:
+    """What the lock lacks or pins differently from pyproject.toml (empty: in step)."""
+    project = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"]
+    declared = [("dependencies", r) for r in project.get("dependencies", [])]
+    for extra, reqs in project.get("optional-dependencies", {}).items():
+        declared += [(f"[{extra}]", r) for r in reqs]
+    locked = {}
+    for line in LOCK.read_text(encoding="utf-8").splitlines():
+        match = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==(\S+)", line)
+        if match:
+            locked[_normal(match.group(1))] = match.group(3)
+    problems = []
+    for where, req in declared:
+        match = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?\s*(==\s*([^;\s,]+))?", req)
+        if not match:
+            continue
+        name = _normal(match.group(1))
+        if name in NOT_LOCKED or name == "mtcabench":
+            continue
+        if name not in locked:
+            problems.append(f"{match.group(1)} (declared in {where}) is not in {LOCK.name}")
+        elif match.group(4) and locked[name] != match.group(4):
+            problems.append(f"{match.group(1)} is pinned to {match.group(4)} in {where} "
+                            f"but locked at {locked[name]}")
+    return problems
+
+
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--check-lock"]:
+        problems = lock_problems()
+        if problems:
+            raise SystemExit(f"{LOCK.relative_to(PYPROJECT.parent)} is out of step with "
+                             f"pyproject.toml: {'; '.join(problems)}. Run scripts/lock.sh "
+                             "and commit the lock files with the change.")
+        sys.exit(0)
     if len(sys.argv) != 2:
-        raise SystemExit("usage: python scripts/pins.py NAME")
+        raise SystemExit("usage: python scripts/pins.py NAME | --check-lock")
     print(pinned(sys.argv[1]))

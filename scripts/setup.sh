@@ -39,6 +39,10 @@ fi
 [ $# -eq 0 ] || { echo "usage: scripts/setup.sh [--check-llm]" >&2; exit 2; }
 t0=$(now)
 
+# 0. The lock must hold what pyproject.toml declares (else a fresh machine misses a package
+#    that an older .venv still has): one line naming it, before anything is installed.
+"$PY" scripts/pins.py --check-lock || { log "error: run scripts/lock.sh (see above)"; exit 1; }
+
 # 1. Chromium from Debian (in the background while Python packages install).
 apt_pid=""
 if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then

@@ -19,7 +19,10 @@ from collections.abc import Iterable
 from mtcabench.graph import edge_prf
 from mtcabench.model import AlternativeGraph, Candidate
 
-MAIN_CHOICES = ("lineage", "llm")
+#: The annotators, and which one's graph is the main one by default (see above).
+ANNOTATORS = ("lineage", "llm")
+MAIN_CHOICES = ANNOTATORS
+DEFAULT_MAIN = "lineage"
 
 
 def _alternative(main: Candidate, other: Candidate) -> AlternativeGraph:
@@ -30,7 +33,7 @@ def _alternative(main: Candidate, other: Candidate) -> AlternativeGraph:
 
 
 def combine_candidates(llm: Iterable[Candidate], lineage: Iterable[Candidate],
-                       main: str = "lineage") -> list[Candidate]:
+                       main: str = DEFAULT_MAIN) -> list[Candidate]:
     """Merge the candidates of both annotators for one conversation.
 
     Only ``ok`` candidates with a graph are merged; rejected ones pass through unchanged (their

@@ -6,7 +6,7 @@ import contextlib
 
 from rich.progress import TextColumn
 
-from mtcabench.annotate.accounting import Accounting
+from mtcabench.annotate.llm.accounting import Accounting
 from mtcabench.progress import Bar, progress_bar
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from mtcabench.annotate.accounting import Accounting
+from mtcabench.annotate.llm.accounting import Accounting
 from mtcabench.io import atomic_write
 from mtcabench.model import Candidate, Proposal
 

@@ -16,6 +16,8 @@ the scorer read it, and it imports none of them. Importing it is cheap; ``datase
 
 from mtcabench.benchmark._benchmark import Benchmark, load_jsonl_benchmark
 from mtcabench.benchmark._checksums import (
+    TOOL_ENTRIES,
+    ignored_entries,
     read_checksums,
     release_files,
     sha256_file,
@@ -49,10 +51,12 @@ __all__ = [
     "HUB_ID",
     "MANIFEST_NAME",
     "SPLIT",
+    "TOOL_ENTRIES",
     "Benchmark",
     "ConfigFiles",
     "ReleaseManifest",
     "download_release",
+    "ignored_entries",
     "is_release_folder",
     "load_benchmark",
     "load_jsonl_benchmark",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 from mtcabench.benchmark._manifest import CHECKSUMS_NAME
@@ -16,20 +17,86 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+#: Hidden entries that tools add to a release folder and that are not part of the release:
+#: the ``.gitattributes`` every Hub repository has, and huggingface_hub's download metadata.
+#: They are neither checked nor uploaded, and verify and publish name them. Any other hidden
+#: file or folder is refused: a release holds only what ``release build`` wrote.
+TOOL_ENTRIES = (".gitattributes", ".cache/huggingface")
+
+
+def _is_tool_entry(rel: str) -> bool:
+    return any(rel == t or rel.startswith(t + "/") for t in TOOL_ENTRIES)
+
+
+def _hidden(rel: str) -> bool:
+    return any(part.startswith(".") for part in rel.split("/"))
+
+
+def _walk(folder: Path):
+    """(relative path, path) of every file and symbolic link under ``folder``, links to
+    folders included, without following links."""
+    for dirpath, dirnames, filenames in os.walk(folder):
+        here = Path(dirpath)
+        for name in sorted(dirnames):
+            if (here / name).is_symlink():
+                yield (here / name).relative_to(folder).as_posix(), here / name
+        for name in sorted(filenames):
+            yield (here / name).relative_to(folder).as_posix(), here / name
+
+
 def release_files(folder: Path) -> list[str]:
     """Every file of a release folder (relative POSIX paths, sorted), checksum file excluded.
 
-    Hidden files and folders (a download tool's ``.cache/``, ``.gitattributes``) are not
-    part of the release.
+    Hidden files and folders are not listed: :func:`folder_problems` refuses them, except
+    the :data:`TOOL_ENTRIES`, which are ignored.
     """
     out = []
-    for p in folder.rglob("*"):
-        rel = p.relative_to(folder)
-        if p.is_file() and p.name != CHECKSUMS_NAME and not any(
-            part.startswith(".") for part in rel.parts
-        ):
-            out.append(rel.as_posix())
+    for rel, p in _walk(folder):
+        if p.is_file() and rel != CHECKSUMS_NAME and not _hidden(rel):
+            out.append(rel)
     return sorted(out)
+
+
+def ignored_entries(folder: Path) -> list[str]:
+    """The :data:`TOOL_ENTRIES` present in ``folder`` (reported as ignored)."""
+    return [t for t in sorted(TOOL_ENTRIES) if os.path.lexists(folder / t)]
+
+
+def _outside(folder: Path, path: Path) -> str | None:
+    """Where ``path`` really is, when that is outside the release folder; else None.
+
+    A Hub download (huggingface_hub's cache) is a folder of links into the repository's
+    ``blobs`` folder beside ``snapshots/``: those links are the download, not a way out.
+    """
+    real = Path(os.path.realpath(path))
+    top = Path(os.path.realpath(folder))
+    if real == top or top in real.parents:
+        return None
+    if top.parent.name == "snapshots":
+        blobs = top.parent.parent / "blobs"
+        if blobs in real.parents:
+            return None
+    return str(real)
+
+
+def folder_problems(folder: Path) -> list[str]:
+    """What makes a folder not a plain release: hidden entries (other than the tool entries)
+    and symbolic links that lead out of it."""
+    folder = Path(folder)
+    problems = []
+    for rel, p in _walk(folder):
+        if _is_tool_entry(rel):
+            continue
+        if _hidden(rel):
+            problems.append(f"{rel}: a hidden file, not part of a release (neither checked nor "
+                            "published); remove it or rebuild the release")
+            continue
+        if p.is_symlink():
+            where = _outside(folder, p)
+            if where is not None:
+                problems.append(f"{rel}: a symbolic link to {where}, outside the release folder; "
+                                "a release holds its own files: copy it in or rebuild")
+    return problems
 
 
 def write_checksums(folder: Path) -> dict[str, str]:
@@ -64,13 +131,19 @@ def verify_checksums(folder: Path, only: list[str] | None = None) -> list[str]:
     listed = read_checksums(folder)
     if not listed:
         return [f"{folder / CHECKSUMS_NAME}: missing or empty"]
-    problems = []
+    problems = folder_problems(folder) if only is None else []
     for rel in only if only is not None else sorted(listed):
         path = folder / rel
+        where = _outside(folder, path) if os.path.lexists(path) else None
         if rel not in listed:
             problems.append(f"{rel}: not listed in {CHECKSUMS_NAME}")
         elif not path.is_file():
             problems.append(f"{rel}: listed in {CHECKSUMS_NAME} but missing")
+        elif where is not None:
+            # Never read through a link out of the folder: its content is not the release's.
+            if only is not None or not any(p.startswith(f"{rel}:") for p in problems):
+                problems.append(f"{rel}: read through a symbolic link to {where}, outside the "
+                                "release folder; a release holds its own files")
         elif sha256_file(path) != listed[rel]:
             problems.append(f"{rel}: sha256 differs from {CHECKSUMS_NAME} (file changed)")
     if only is None:

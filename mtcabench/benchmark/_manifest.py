@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mtcabench.errors import InputError
-from mtcabench.io import format_validation_error
+from mtcabench.io import format_validation_error, parse_json
 from mtcabench.model import Record
 
 MANIFEST_NAME = "release.json"
@@ -73,8 +73,10 @@ def read_manifest(folder: Path) -> ReleaseManifest:
         raise InputError(f"{folder}: not a release folder (no {MANIFEST_NAME}); build one with "
                          "`mtcabench release build`")
     try:
-        return ReleaseManifest.model_validate(json.loads(path.read_text(encoding="utf-8")))
-    except json.JSONDecodeError as exc:
-        raise InputError.at(path, f"malformed JSON ({exc.msg})", line=exc.lineno) from None
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError.at(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    try:
+        return ReleaseManifest.model_validate(parse_json(text, path))
     except ValidationError as exc:
         raise InputError.at(path, format_validation_error(exc)) from None

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from itertools import chain
 from pathlib import Path
 
 import typer
 
 from mtcabench.cli import options
-from mtcabench.ingest import read_confetti, read_taubench, write_conversations
-from mtcabench.progress import err_console, tracked
+from mtcabench.ingest import ingest_confetti, ingest_taubench
+from mtcabench.progress import err_console
 
 group = typer.Typer(help="Turn raw agent conversations into validated conversation records.",
                     no_args_is_help=True)
@@ -24,10 +23,7 @@ def taubench(
     domain: str | None = typer.Option(None, help="Domain (default: from the file name)."),
 ) -> None:
     """Ingest TauBench runs: one conversation per (domain, model, task, trial)."""
-    convs = chain.from_iterable(read_taubench(p, agent_model=agent_model, domain=domain)
-                                for p in paths)
-    with tracked(convs, "ingest taubench") as items:
-        n = write_conversations(out, items)
+    n = ingest_taubench(paths, out, agent_model=agent_model, domain=domain)
     err_console.print(f"wrote {n} conversations to {out}")
 
 
@@ -39,8 +35,7 @@ def confetti(
                                          "record's category, else 'unknown')."),
 ) -> None:
     """Ingest ConFETTI dialogs, each rebuilt from its turn-level prefixes."""
-    with tracked(read_confetti(path, domain=domain), "ingest confetti") as items:
-        n = write_conversations(out, items)
+    n = ingest_confetti(path, out, domain=domain)
     err_console.print(f"wrote {n} conversations to {out}")
 
 

@@ -24,12 +24,15 @@ def build(
         "Candidates (JSONL), read for the recipe (annotators, prompts).", None, short=False),
     out: Path = options.out("Folder holding releases.", Path("release")),
     force: bool = typer.Option(False, "--force", help="Rebuild a version that exists."),
+    scores: list[Path] = typer.Option([], "--scores", help="A score report of `mtcabench "
+                                      "score` on this release (its .score.json), shown in the "
+                                      "card beside the model-free floors (repeatable)."),
 ) -> None:
     """Validate every accepted span and write OUT/VERSION; refuse the whole release on any failure."""
     from mtcabench.release import build_release
 
     built = build_release(version, reviewed, conversations, out=out, candidates=candidates,
-                          force=force)
+                          force=force, scores=scores)
     st, rv = built.manifest.statistics, built.manifest.review
     err_console.print(
         f"release {version}: {st['spans']} spans in {st['conversations']} conversations -> "
@@ -41,13 +44,15 @@ def build(
 def verify(folder: Path = typer.Argument(..., help="A release folder.")) -> None:
     """Check a release folder against its checksum file."""
     from mtcabench.errors import ValidationFailed
-    from mtcabench.release import read_manifest, verify_checksums
+    from mtcabench.release import ignored_entries, read_manifest, verify_checksums
 
     manifest = read_manifest(folder)
     problems = verify_checksums(folder)
     if problems:
         raise ValidationFailed(f"{folder}: {len(problems)} file problem(s)", problems)
-    err_console.print(f"{folder}: release {manifest.version} intact")
+    ignored = ignored_entries(folder)
+    note = f" (ignored, not part of a release: {', '.join(ignored)})" if ignored else ""
+    err_console.print(f"{folder}: release {manifest.version} intact{note}", soft_wrap=True)
 
 
 @group.command("publish")
@@ -72,6 +77,9 @@ def publish(
         typer.echo(f"{f.size:>12}  {f.path_in_repo}")
     for p in plan.deletions:
         typer.echo(f"{'delete':>12}  {p}")
+    for p in plan.ignored:
+        err_console.print(f"not uploaded: {p} (added by a download tool, not part of a "
+                          "release)", soft_wrap=True)
     summary = (f"{len(plan.files)} files, {plan.total_bytes} bytes -> datasets/{plan.repo_id}, "
                f"commit {plan.commit_message!r}, tag {plan.tag}")
     if dry_run:

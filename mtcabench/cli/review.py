@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from mtcabench.cli import options
-from mtcabench.errors import InputError, ValidationFailed
+from mtcabench.errors import ValidationFailed
 from mtcabench.progress import err_console
 
 group = typer.Typer(
@@ -35,7 +35,7 @@ def _print_pull(report, out: Path | None) -> None:
                           "fix them in Label Studio and pull again:", markup=False)
         for inv in report.invalid:
             err_console.print(f"  {inv}", markup=False, highlight=False)
-    where = f" -> {out}" if out else ""
+    where = f" -> {report.written}" if report.written else " (nothing written)"
     err_console.print(f"{len(report.decisions)} decision(s){where} "
                       f"({report.requests} request(s), {report.seconds:.1f} s)", markup=False)
 
@@ -73,16 +73,17 @@ def pull(
                                 help="Exit with code 5 when an annotation was left out."),
 ) -> None:
     """Export annotations, rebuild and validate graphs, write decisions, print the figures."""
-    from mtcabench.io import load_conversations
+    from mtcabench.io import check_outputs_are_not_inputs
     from mtcabench.review import Connection, ReviewClient, pull_to_file
 
-    convs = load_conversations(conversations)
+    check_outputs_are_not_inputs([conversations], [out])
     connection = Connection.require(url, api_key)
     with ReviewClient(connection) as client:
-        report = pull_to_file(client, convs, out, project=project)
+        report = pull_to_file(client, conversations, out, project=project, strict=strict)
     _print_pull(report, out)
     if strict and report.invalid:
-        raise ValidationFailed(f"{len(report.invalid)} annotation(s) left out (see above)")
+        raise ValidationFailed(f"{len(report.invalid)} annotation(s) left out (see above); "
+                               f"--strict: {out} not written")
 
 
 @group.command("auto-accept")
@@ -116,11 +117,13 @@ def serve(
     project: str = options.project(),
 ) -> None:
     """Start a local Label Studio, push the candidates, wait for reviewers until Ctrl-C."""
-    from mtcabench.io import load_conversations
+    from mtcabench.io import check_output_path, check_outputs_are_not_inputs
     from mtcabench.review import open_review, pull_to_file
 
-    if out is not None and not out.absolute().parent.exists():
-        raise InputError(f"{out}: folder {out.parent} does not exist")
+    if out is not None:
+        # Refused now, not after a review session: the output must be writable and no input.
+        check_output_path(out)
+        check_outputs_are_not_inputs([candidates, conversations], [out])
     with open_review(candidates, conversations, project=project, data_dir=data_dir,
                      embedded=True) as session:
         _print_push(session.push)
@@ -139,7 +142,7 @@ def serve(
             pass
         if out is not None:
             with session.client() as client:
-                report = pull_to_file(client, load_conversations(conversations), out,
+                report = pull_to_file(client, conversations, out,
                                       project=session.push.project_id)
             _print_pull(report, out)
 

@@ -24,13 +24,17 @@ def score(
     average: str = typer.Option("macro", help="Average printed: macro, micro or both "
                                 "(the files hold both)."),
     plot: bool = typer.Option(True, "--plot/--no-plot", help="Draw the chart by dependency type."),
+    floors: bool = typer.Option(True, "--floors/--no-floors", help="Show the model-free floors "
+                                "recency and first-user, computed on the same spans, beside "
+                                "each submission's rows (table, Markdown, JSON)."),
 ) -> None:
     """Score submissions: edge and source precision/recall/F1, by dependency type, source
-    dataset and gold depth, macro and micro averages with bootstrap 95% intervals."""
+    dataset and gold depth, macro and micro averages with bootstrap 95% intervals, each row
+    beside the model-free floors on the same spans."""
     from mtcabench.scoring.run import run_scoring
 
     run_scoring(submissions or [], benchmark, compare=compare, out=out, resamples=resamples,
-                seed=seed, average=average, plot=plot)
+                seed=seed, average=average, plot=plot, floors=floors)
 
 
 def show(
@@ -44,17 +48,11 @@ def show(
 ) -> None:
     """Draw spans: the conversation with the gold graph and a submission's graph overlaid."""
     from mtcabench.errors import InputError
-    from mtcabench.scoring.show import (
-        render_dot,
-        render_mermaid,
-        span_views,
-        write_views,
-    )
+    from mtcabench.scoring.show import draw_spans, render_dot, render_mermaid
 
     if text not in ("mermaid", "dot", "none"):
         raise InputError(f"--text must be mermaid, dot or none, got {text!r}")
-    views = span_views(span_ids, benchmark, submission)
-    paths = write_views(views, out, fmt)
+    views, paths = draw_spans(span_ids, benchmark, submission, out, fmt)
     for view, path in zip(views, paths):
         if text != "none":
             typer.echo(render_mermaid(view) if text == "mermaid" else render_dot(view))

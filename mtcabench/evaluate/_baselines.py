@@ -1,66 +1,17 @@
-"""Model-free baselines: the floors every attribution score is read against.
+"""The model-free baselines recency and first-user as methods of ``trace``.
 
-Neither reads a model, so a run that asks only for these loads none. Their graphs satisfy
-every graph rule (mtcabench.graph): edges point backwards, a tool result's only edge is the
-structural one to the turn that issued its call, user turns are leaves. Content edges get
-score 1.0 (a rule is certain of its choice), structural edges none.
-
-- ``recency``: the answer read what came last. The target is linked to the latest tool result
-  before its turn, that result to the turn that issued its call (structural), and the call to
-  the latest user turn before it (the input that unlocked the call). With no tool result
-  before the target, the target is linked to the latest user turn before it. A turn that
-  does not exist (no user turn yet) is left out, so the graph may be smaller.
-- ``first-user``: the user's opening request is the source. The target is linked to the first
-  user turn before it that carries content beyond a greeting (:func:`is_greeting`); when every
-  user turn so far is a greeting, to the first user turn; with no user turn, no edge.
+Their graphs are built by :mod:`mtcabench.baselines` (the format layer), which ``score`` and
+the dataset card also use to show the same floors beside every score; these classes only
+register them under their names. Neither reads a model, so a run that asks only for these
+loads none.
 """
 
 from __future__ import annotations
 
-import re
+from mtcabench.baselines import FLOORS, GREETING_WORDS, first_user, is_greeting, recency
+from mtcabench.evaluate._methods import Method, register_method
 
-from mtcabench.evaluate._methods import Method, register_method, target_graph
-from mtcabench.model import Conversation, Edge, EdgeKind, ProvenanceGraph, Role
-
-#: Words a greeting-only user turn consists of ("Hi!", "Hello there.", "Good morning").
-GREETING_WORDS = frozenset({
-    "hi", "hello", "hey", "hiya", "howdy", "greetings", "yo", "good", "morning", "afternoon",
-    "evening", "day", "there", "again", "all", "everyone", "dear",
-})
-_WORD = re.compile(r"[^\W_]+")
-
-
-def is_greeting(text: str) -> bool:
-    """Whether a user turn carries nothing but a greeting: every word of it (letters and digits,
-    case ignored) is one of :data:`GREETING_WORDS`. An empty turn counts as one (no content)."""
-    return all(w in GREETING_WORDS for w in _WORD.findall(text.lower()))
-
-
-def _latest(conversation: Conversation, role: Role, before: int) -> int | None:
-    return next((t.index for t in reversed(conversation.turns[:before]) if t.role is role), None)
-
-
-def recency(conversation: Conversation, target: int) -> ProvenanceGraph:
-    """The recency chain of a target in turn ``target`` (see the module docstring)."""
-    tool = _latest(conversation, Role.TOOL, target)
-    if tool is None:
-        user = _latest(conversation, Role.USER, target)
-        return target_graph(target, [] if user is None else [user])
-    call = conversation.call_turn(tool)  # every tool result answers a call (Conversation checks)
-    edges = [Edge(child=target, parent=tool, score=1.0),
-             Edge(child=tool, parent=call, kind=EdgeKind.STRUCTURAL)]
-    user = _latest(conversation, Role.USER, call)
-    if user is not None:
-        edges.append(Edge(child=call, parent=user, score=1.0))
-    nodes = sorted({target, *(x for e in edges for x in e.pair)})
-    return ProvenanceGraph(target=target, nodes=nodes, edges=edges)
-
-
-def first_user(conversation: Conversation, target: int) -> ProvenanceGraph:
-    """The target linked to the first user turn with content (see the module docstring)."""
-    users = [t for t in conversation.turns[:target] if t.role is Role.USER]
-    source = next((t for t in users if not is_greeting(t.text)), users[0] if users else None)
-    return target_graph(target, [] if source is None else [source.index])
+__all__ = ["GREETING_WORDS", "FirstUser", "Recency", "first_user", "is_greeting", "recency"]
 
 
 @register_method
@@ -72,6 +23,9 @@ class Recency(Method):
 
     def graph(self, conversation, span, shares, search):
         return recency(conversation, span.turn)
+
+    def parameters(self, settings):
+        return dict(FLOORS[self.name].parameters)
 
 
 @register_method
@@ -85,4 +39,4 @@ class FirstUser(Method):
         return first_user(conversation, span.turn)
 
     def parameters(self, settings):
-        return {"greeting_words": sorted(GREETING_WORDS)}
+        return dict(FLOORS[self.name].parameters)

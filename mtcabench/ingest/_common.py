@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 from collections.abc import Iterable
 
 from mtcabench.errors import InputError
-from mtcabench.io import write_records
+from mtcabench.io import parse_json, write_records
 from mtcabench.model import Conversation
 
 
@@ -21,11 +20,7 @@ def load_json(path: Path) -> Any:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError.at(path, f"malformed JSON ({exc.msg}, column {exc.colno})",
-                            line=exc.lineno) from None
+    return parse_json(text, path)
 
 
 def write_conversations(path: str | Path, conversations: Iterable[Conversation]) -> int:

@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from pydantic import ValidationError
 
 from mtcabench.errors import InputError
-from mtcabench.io import format_validation_error, iter_json_lines
+from mtcabench.io import JSONError, format_validation_error, iter_json_lines, loads
 from mtcabench.model import Conversation, Role, ToolCall, Turn
 
 SOURCE = "confetti"
@@ -164,8 +164,10 @@ def _parse_calls(path: Path, lineno: int, uuid: str, where: str, content: Any) -
     value = content
     if isinstance(content, str):
         try:
-            value = json.loads(content)
-        except json.JSONDecodeError:
+            value = loads(content)
+        except JSONError as exc:
+            if "nested" in exc.reason:
+                raise fail(exc.reason) from None
             return _parse_python_calls(content, fail)
     items = value if isinstance(value, list) else [value]
     out = []
@@ -174,9 +176,9 @@ def _parse_calls(path: Path, lineno: int, uuid: str, where: str, content: Any) -
             args = item.get("arguments", item.get("parameters", {}))
             if isinstance(args, str):
                 try:
-                    args = json.loads(args)
-                except json.JSONDecodeError:
-                    raise fail(f"arguments of {item['name']} are not JSON") from None
+                    args = loads(args)
+                except JSONError as exc:
+                    raise fail(f"arguments of {item['name']} are not JSON: {exc.reason}") from None
             if not isinstance(args, dict):
                 raise fail(f"arguments of {item['name']} are not an object")
             out.append((str(item["name"]), args))
@@ -195,7 +197,8 @@ def _parse_calls(path: Path, lineno: int, uuid: str, where: str, content: Any) -
 def _parse_python_calls(text: str, fail) -> list[tuple]:
     try:
         tree = ast.parse(text.strip(), mode="eval").body
-    except SyntaxError:
+    except (SyntaxError, RecursionError, MemoryError, ValueError):
+        # ValueError: a NUL byte; RecursionError/MemoryError: nesting the parser gives up on.
         raise fail("neither JSON nor Python call syntax") from None
     nodes = tree.elts if isinstance(tree, (ast.List, ast.Tuple)) else [tree]
     out = []
@@ -205,7 +208,7 @@ def _parse_python_calls(text: str, fail) -> list[tuple]:
         name = ast.unparse(node.func)
         try:
             args = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords}
-        except ValueError:
+        except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
             raise fail(f"arguments of {name} are not literals") from None
         out.append((name, args))
     if not out:

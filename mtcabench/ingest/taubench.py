@@ -3,12 +3,12 @@
 The file is a JSON list of runs, each with ``task_id``, ``trial``, ``reward``, ``info`` and
 ``traj`` (OpenAI chat messages: ``tool_calls`` on assistant messages, ``tool`` messages
 answering them by ``tool_call_id``). The agent model and domain come from the file name
-(``gpt-4o-airline.json`` -> model ``gpt-4o``, domain ``airline``) unless given.
+(``gpt-4o-airline.json`` -> model ``gpt-4o``, domain ``airline``) unless given. Message
+content may be text or a list of content parts (:mod:`mtcabench.ingest.openai_content`).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 from collections.abc import Iterator
@@ -17,7 +17,8 @@ from pydantic import ValidationError
 
 from mtcabench.errors import InputError
 from mtcabench.ingest._common import load_json
-from mtcabench.io import format_validation_error
+from mtcabench.ingest.openai_content import ContentError, message_text
+from mtcabench.io import JSONError, format_validation_error, loads
 from mtcabench.model import Conversation, Role, ToolCall, Turn
 
 SOURCE = "taubench"
@@ -62,7 +63,7 @@ def _convert_run(path: Path, i: int, run: Any, model: str, domain: str) -> Conve
     if not isinstance(run, dict):
         raise InputError(f"{path}: {where}: expected an object, got {type(run).__name__}")
     if "task_id" in run:
-        where += f" (task {run['task_id']}, trial {run.get('trial')})"
+        where += f" (task {_shown(run['task_id'])}, trial {_shown(run.get('trial'))})"
     for key in ("task_id", "traj"):
         if key not in run:
             raise InputError(f"{path}: {where}: has no {key!r} field; is this a TauBench "
@@ -72,6 +73,10 @@ def _convert_run(path: Path, i: int, run: Any, model: str, domain: str) -> Conve
         raise InputError(f"{path}: {where}: 'traj' is not a list of messages")
     if not traj:
         raise InputError(f"{path}: {where}: empty conversation ('traj' has no messages)")
+    trial = run.get("trial")
+    if trial is not None and not (isinstance(trial, int) and not isinstance(trial, bool)) and not (
+            isinstance(trial, str) and trial.isascii() and trial.isdigit()):
+        raise InputError(f"{path}: {where}: 'trial' is {_shown(trial)}, expected a whole number")
     cid = conversation_id(domain, model, run["task_id"], run.get("trial", 0))
     turns = [_convert_message(path, where, j, m) for j, m in enumerate(traj)]
     metadata = {k: v for k, v in run.items() if k not in ("traj",)}
@@ -92,23 +97,36 @@ def _convert_run(path: Path, i: int, run: Any, model: str, domain: str) -> Conve
         raise InputError(f"{path}: {where} ({cid}): {format_validation_error(exc)}") from None
 
 
+def _shown(value: Any) -> str:
+    """A value of the input inside a message: as it is, or escaped if it would break the line."""
+    text = str(value)
+    return text if text.isprintable() else repr(text)
+
+
 def _convert_message(path: Path, where: str, j: int, m: Any) -> Turn:
     here = f"{path}: {where}, message {j}"
-    if not isinstance(m, dict) or m.get("role") not in _ROLES:
-        role = m.get("role") if isinstance(m, dict) else None
+    role = m.get("role") if isinstance(m, dict) else None
+    if not isinstance(role, str) or role not in _ROLES:
         raise InputError(f"{here}: unknown message shape (role {role!r}); expected an OpenAI "
                          "chat message with role system, user, assistant or tool")
-    content = m.get("content") or ""
-    if not isinstance(content, str):
-        raise InputError(f"{here}: content is {type(content).__name__}, expected text")
+    try:
+        content = message_text(m.get("content"))
+    except ContentError as exc:
+        raise InputError(f"{here}: {exc}") from None
     calls = []
-    for c in m.get("tool_calls") or []:
+    raw_calls = m.get("tool_calls") or []
+    if not isinstance(raw_calls, list):
+        raise InputError(f"{here}: 'tool_calls' is {type(raw_calls).__name__}, expected a list of "
+                         "{id, function: {name, arguments}}")
+    for c in raw_calls:
         try:
             fn = c["function"]
-            args = json.loads(fn["arguments"]) if isinstance(fn["arguments"], str) else fn["arguments"]
+            args = loads(fn["arguments"]) if isinstance(fn["arguments"], str) else fn["arguments"]
             calls.append(ToolCall(id=c["id"], name=fn["name"], arguments=args))
-        except (KeyError, TypeError, json.JSONDecodeError, ValidationError) as exc:
-            raise InputError(f"{here}: malformed tool call ({type(exc).__name__}: {exc}); "
+        except (KeyError, TypeError, JSONError, ValidationError) as exc:
+            why = (format_validation_error(exc) if isinstance(exc, ValidationError)
+                   else _shown(f"{type(exc).__name__}: {exc}"))
+            raise InputError(f"{here}: malformed tool call ({why}); "
                              "expected {id, function: {name, arguments}}") from None
     try:
         return Turn(

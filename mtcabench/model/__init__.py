@@ -42,6 +42,7 @@ from mtcabench.model._spans import (
     Evidence,
     ProvenanceGraph,
     TargetSpan,
+    parse_span_id,
     span_id,
 )
 
@@ -73,5 +74,6 @@ __all__ = [
     "Turn",
     "Verdict",
     "_Model",
+    "parse_span_id",
     "span_id",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from enum import Enum
 from typing import Any
 
@@ -77,5 +78,19 @@ class ProvenanceGraph(_Model):
 
 
 def span_id(conversation_id: str, span: TargetSpan) -> str:
-    """The stable id of a target span: conversation, turn and offsets."""
+    """The stable id of a target span: conversation, turn and offsets (see parse_span_id)."""
     return f"{conversation_id}#{span.turn}:{span.start}-{span.end}"
+
+
+# The part after the conversation id has a fixed shape and holds no '#': parsed from the
+# right, an id is unambiguous whatever the conversation id holds ('#', ':', '-' included).
+# Numbers are written without leading zeros, so that parsing and span_id are inverses.
+_SPAN_TAIL = re.compile(r"#(0|[1-9][0-9]*):(0|[1-9][0-9]*)-(0|[1-9][0-9]*)\Z")
+
+
+def parse_span_id(span_id: str) -> tuple[str, int, int, int]:
+    """``(conversation id, turn, start, end)`` of a span id; ValueError if it is not one."""
+    m = _SPAN_TAIL.search(span_id) if isinstance(span_id, str) else None
+    if m is None:
+        raise ValueError(f"{span_id!r} is not a span id (<conversation id>#<turn>:<start>-<end>)")
+    return span_id[: m.start()], int(m[1]), int(m[2]), int(m[3])

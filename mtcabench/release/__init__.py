@@ -12,7 +12,9 @@ this stage; ``load_release`` and the other readers are re-exported here, as befo
 """
 
 from mtcabench.benchmark import (
+    TOOL_ENTRIES,
     ReleaseManifest,
+    ignored_entries,
     download_release,
     is_release_folder,
     load_release,
@@ -30,6 +32,7 @@ __all__ = [
     "CONVERSATION_FEATURES",
     "SELECTION_RULE",
     "SPAN_FEATURES",
+    "TOOL_ENTRIES",
     "BuiltRelease",
     "PublishPlan",
     "PublishResult",
@@ -38,6 +41,7 @@ __all__ = [
     "check_version",
     "decide",
     "download_release",
+    "ignored_entries",
     "is_release_folder",
     "load_release",
     "load_release_folder",

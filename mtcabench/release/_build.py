@@ -14,6 +14,7 @@ import re
 import shutil
 import tempfile
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,10 +27,12 @@ from mtcabench.benchmark.tables import (CONVERSATION_FEATURES, SPAN_FEATURES, co
                                         span_from_row, span_row)
 from mtcabench.errors import InputError, ValidationFailed
 from mtcabench.graph import Violation
+from mtcabench.io import check_outputs_are_not_inputs
 from mtcabench.model import BenchmarkSpan, Candidate, Conversation
 from mtcabench.progress import tracked
 from mtcabench.release import _changelog
 from mtcabench.release._card import SOURCES, render_card
+from mtcabench.release._floors import floor_rows, floors_section, read_score_reports
 from mtcabench.release._inputs import read_candidates, read_conversations, read_decisions
 from mtcabench.release._parquet import WRITER_SETTINGS, read_rows, write_parquet
 from mtcabench.release._select import SELECTION_RULE, Selection, select
@@ -68,17 +71,22 @@ def build_release(
     out: str | Path = "release",
     candidates: str | Path | None = None,
     force: bool = False,
+    scores: Sequence[str | Path] = (),
 ) -> BuiltRelease:
     """Validate every accepted span and write ``<out>/<version>/``; refuse on any failure.
 
     ``reviewed`` holds ReviewDecision records (several per span allowed, see
     :data:`mtcabench.release.SELECTION_RULE`), ``conversations`` the Conversation records,
-    ``candidates`` (optional) the Candidate records, read for the recipe only. An existing
-    version is refused unless ``force``. Raises ValidationFailed listing every failure.
+    ``candidates`` (optional) the Candidate records, read for the recipe only; ``scores``
+    (optional) score reports of ``mtcabench score`` on this release, shown in the card's Floors
+    section beside the model-free floors. An existing version is refused unless ``force``.
+    Raises ValidationFailed listing every failure.
     """
     check_version(version)
     out = Path(out)
     target = out / version
+    check_outputs_are_not_inputs([reviewed, conversations, candidates, *scores],
+                                 folders=[target])
     failures: list[Violation] = []
     if target.exists() and not force:
         failures.append(Violation(str(target), "version-exists",
@@ -96,6 +104,8 @@ def build_release(
     failures += selection.failures
     with tracked(selection.released, "validate graphs", total=len(selection.released)) as it:
         spans, bad = validate_released(it, convs, {c.id: c for c in cands or []})
+    failures += bad
+    evaluated, bad = read_score_reports([Path(p) for p in scores], spans)
     failures += bad
     if not selection.released and not selection.failures:
         failures.append(Violation(str(reviewed), "nothing-accepted",
@@ -116,7 +126,9 @@ def build_release(
     tmp = Path(tempfile.mkdtemp(prefix=f".{version}.building-", dir=out))
     try:
         os.chmod(tmp, 0o755)  # mkdtemp makes it private; a release folder is for sharing
-        manifest = _write_folder(tmp, out, version, spans, released_convs, selection, cands)
+        floors = floors_section(spans, floor_rows(spans, convs), evaluated)
+        manifest = _write_folder(tmp, out, version, spans, released_convs, selection, cands,
+                                 floors)
         _move_into_place(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -129,7 +141,7 @@ def build_release(
 
 def _write_folder(folder: Path, out: Path, version: str, spans: list[BenchmarkSpan],
                   convs: list[Conversation], selection: Selection,
-                  cands: list[Candidate] | None) -> ReleaseManifest:
+                  cands: list[Candidate] | None, floors: list[str]) -> ReleaseManifest:
     sources = sorted({c.source for c in convs})
     (folder / "data" / "spans").mkdir(parents=True)
     (folder / "data" / "conversations").mkdir(parents=True)
@@ -178,7 +190,8 @@ def _write_folder(folder: Path, out: Path, version: str, spans: list[BenchmarkSp
     )
     write_manifest(folder, manifest)
     features = {"spans": SPAN_FEATURES, "conversations": CONVERSATION_FEATURES}
-    (folder / CARD_NAME).write_text(render_card(manifest, features, nbytes), encoding="utf-8")
+    (folder / CARD_NAME).write_text(render_card(manifest, features, nbytes, floors),
+                                    encoding="utf-8")
     changelog = _changelog.render(version, manifest.previous_version, changes, len(spans),
                                   len(convs), _changelog.read_earlier_changelog(previous))
     (folder / CHANGELOG_NAME).write_text(changelog, encoding="utf-8")

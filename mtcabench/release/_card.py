@@ -2,17 +2,21 @@
 
 The header carries the configs with their data files, the typed features of each config
 (``dataset_info``), the licence of each source, task categories and size category. The body
-says what the data is, how to load it, how many spans of each kind it holds, how it was made
-(recipe) and, plainly, how many of its decisions were made by a person.
+says what the data is, how to load it, the scores to read results against (floors), how many
+spans of each kind it holds, how it was made (recipe) and, plainly, how many of its decisions
+were made by a person.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from datasets import DatasetInfo, Features, SplitDict, SplitInfo
 from datasets.info import DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCardData
 
+from mtcabench import resources
 from mtcabench.benchmark import (
     CHANGELOG_NAME,
     CHECKSUMS_NAME,
@@ -99,7 +103,8 @@ def _fields(model, extra: dict[str, str]) -> list[str]:
     return _table(["field", "meaning"], rows)
 
 
-def card_body(manifest: ReleaseManifest) -> list[str]:
+def card_body(manifest: ReleaseManifest, floors: Sequence[str] = ()) -> list[str]:
+    """The card's prose; ``floors`` is the Floors section (:mod:`mtcabench.release._floors`)."""
     st, rv, rc = manifest.statistics, manifest.review, manifest.recipe
     n = st["spans"]
     v = manifest.version
@@ -144,6 +149,7 @@ def card_body(manifest: ReleaseManifest) -> list[str]:
         "returns the records (`Benchmark.conversations`, `Benchmark.spans`) that the "
         "reference evaluator and scorer take.",
         "",
+        *floors,
         "## Configurations",
         "",
     ]
@@ -242,6 +248,7 @@ def card_body(manifest: ReleaseManifest) -> list[str]:
     lines += [f"Review: {rc['reviewers']} human reviewers, {rc['decisions']} decisions "
               f"({rc['decisions_by_source']['human']} by a person, "
               f"{rc['decisions_by_source']['auto']} automatic).", ""]
+    lines += lineage_section(manifest)
     lines += ["## Sources and licences", "",
               "Each conversation keeps the licence of the dataset it came from:", ""]
     lines += _table(["source", "licence", "upstream"],
@@ -265,8 +272,58 @@ def card_body(manifest: ReleaseManifest) -> list[str]:
     return lines
 
 
+def _lineage_versions(manifest: ReleaseManifest) -> dict[str, int]:
+    """Rules version -> released spans, for every lineage annotator of the release."""
+    return {a["rules_version"]: a["count"] for a in manifest.recipe["annotators"]
+            if a.get("name") == "lineage" and a.get("rules_version")}
+
+
+def lineage_section(manifest: ReleaseManifest) -> list[str]:
+    """The lineage rules the released spans carry, stated, with their hand-checked precision
+    per dependency type (mtcabench/resources/lineage/): so that a reader of the gold knows the
+    convention its edges follow and how often it was found right."""
+    versions = _lineage_versions(manifest)
+    if not versions:
+        return []
+    lines: list[str] = []
+    for version, count in sorted(versions.items()):
+        base = version.split("+")[0]
+        lines += [f"## Lineage rules `{version}`", "",
+                  f"{count} released spans were proposed by the lineage annotator with rules "
+                  f"`{version}`" + (f" (the rules `{base}` with other settings; the manifest "
+                                    "lists them)" if base != version else "") + ".", ""]
+        statement = resources.lineage_rules(base)
+        lines += [statement.strip(), ""] if statement else [
+            f"No statement of the rules `{base}` ships with this version of mtcabench.", ""]
+        lines += _handcheck_lines(base, manifest)
+    return lines
+
+
+def _handcheck_lines(version: str, manifest: ReleaseManifest) -> list[str]:
+    check = resources.lineage_handcheck(version)
+    if not check:
+        return [f"The rules `{version}` have no hand-checked sample.", ""]
+    rows = []
+    by_type = manifest.statistics["by_dependency_type"]
+    for t in DependencyType:
+        checked = [s for s in check["spans"] if s["dependency_type"] == t.value]
+        right = sum(1 for s in checked if s["verdict"] == "correct")
+        typed = sum(1 for s in checked if s["verdict"] in ("correct", "edge-error"))
+        rows.append([t.value, by_type.get(t.value, 0), len(checked), right,
+                     _pct(right, len(checked)), _pct(typed, len(checked))])
+    return [
+        f"Hand-checked precision of `{version}` on {check['data']}; sample: {check['sample']}. "
+        "A span is correct when it is of its type and every edge of its graph is right; the "
+        "type precision also counts spans of the right type with a wrong edge. The checked "
+        f"span ids and verdicts are in `mtcabench/resources/lineage/handcheck-{version}.json`.",
+        "",
+        *_table(["dependency type", "spans in this release", "hand-checked", "correct",
+                 "precision", "type precision"], rows),
+    ]
+
+
 def render_card(manifest: ReleaseManifest, features: dict[str, Features],
-                table_bytes: dict[str, int]) -> str:
+                table_bytes: dict[str, int], floors: Sequence[str] = ()) -> str:
     """The whole README.md."""
     header = card_header(manifest, features, table_bytes)
-    return "---\n" + header + "\n---\n\n" + "\n".join(card_body(manifest))
+    return "---\n" + header + "\n---\n\n" + "\n".join(card_body(manifest, floors))

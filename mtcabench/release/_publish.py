@@ -16,6 +16,7 @@ from pathlib import Path
 from mtcabench._version import __version__
 from mtcabench.benchmark import (
     CHECKSUMS_NAME,
+    ignored_entries,
     read_checksums,
     read_manifest,
     release_files,
@@ -47,6 +48,7 @@ class PublishPlan:
     commit_description: str
     tag: str
     deletions: list[str] = field(default_factory=list)  # known only once the Hub is asked
+    ignored: list[str] = field(default_factory=list)  # tool entries (TOOL_ENTRIES), not sent
 
     @property
     def total_bytes(self) -> int:
@@ -68,10 +70,12 @@ def plan_publish(folder: str | Path, repo_id: str) -> PublishPlan:
     manifest = read_manifest(folder)
     problems = verify_checksums(folder)
     if problems:
-        raise InputError(f"{folder}: the release does not match {CHECKSUMS_NAME}: "
+        raise InputError(f"{folder}: the release is not as built ({CHECKSUMS_NAME}): "
                          + "; ".join(problems[:5]) + "; rebuild it with `mtcabench release "
                          "build --force` rather than editing files")
     sums = read_checksums(folder)
+    # Every file is uploaded: verify refused hidden files and links out of the folder, and
+    # what a Hub download adds (TOOL_ENTRIES) is listed as not uploaded.
     names = release_files(folder) + [CHECKSUMS_NAME]
     files = [UploadFile(n, (folder / n).stat().st_size,
                         sums.get(n) or "(checksum file)") for n in names]
@@ -83,7 +87,8 @@ def plan_publish(folder: str | Path, repo_id: str) -> PublishPlan:
                    f"{__version__}.")
     return PublishPlan(folder=folder, repo_id=repo_id, version=manifest.version, files=files,
                        commit_message=f"Release MTCABench {manifest.version}",
-                       commit_description=description, tag=manifest.version)
+                       commit_description=description, tag=manifest.version,
+                       ignored=ignored_entries(folder))
 
 
 def hf_token() -> str:

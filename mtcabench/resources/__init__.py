@@ -3,7 +3,9 @@
 * ``prompts/``: the versioned annotation prompt templates (``<phase>-v<N>.md``);
 * ``annotation_ui/``: the Label Studio labeling configuration and the reviewers' instructions;
 * ``raw/manifest.json``: the upstream source files, pinned by commit and checksum;
-* ``raw/sample/``: the bundled sample the demo runs on.
+* ``raw/sample/``: the bundled sample the demo runs on;
+* ``lineage/``: the statement of each lineage rules version (``<version>.md``, printed in the
+  dataset card) and the hand-check of its spans on real data (``handcheck-<version>.json``).
 
 They live inside the package so that an installed wheel has them; the checkout's top-level
 ``prompts/``, ``annotation_ui/``, ``raw/manifest.json`` and ``raw/sample`` are symbolic links
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import json
 from importlib.resources import as_file, files
 from pathlib import Path
 
@@ -48,3 +51,19 @@ def manifest_path() -> Path:
 def sample_path() -> Path:
     """The bundled sample conversations (TauBench format)."""
     return resource_path("raw", "sample", "sample-airline.json")
+
+
+def lineage_rules(version: str) -> str | None:
+    """The statement of a lineage rules version (``lineage-v2``), or None if none ships.
+
+    A settings suffix (``lineage-v2+1a2b3c4d``) names the same rules with other settings.
+    """
+    path = files(__name__).joinpath("lineage", f"{version.split('+')[0]}.md")
+    return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
+def lineage_handcheck(version: str) -> dict | None:
+    """The hand-check of a rules version's spans on real data (``handcheck-<version>.json``:
+    each checked span with its verdict), or None if none ships."""
+    path = files(__name__).joinpath("lineage", f"handcheck-{version.split('+')[0]}.json")
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None

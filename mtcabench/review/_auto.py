@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from mtcabench.io import load_conversations, write_records
+from mtcabench.io import check_outputs_are_not_inputs, load_conversations, write_records
 from mtcabench.model import (
     Candidate,
     Conversation,
@@ -65,6 +65,7 @@ def auto_accept_file(
     decided_at: datetime | None = None,
 ) -> AutoAcceptReport:
     """:func:`auto_accept` on files; writes the decisions atomically to ``out_path``."""
+    check_outputs_are_not_inputs([candidates_path, conversations_path], [out_path])
     conversations = load_conversations(conversations_path)
     candidates = read_candidates(candidates_path)
     report = auto_accept(candidates, conversations, decided_at=decided_at,

@@ -7,7 +7,9 @@ never appears in a message, a log or a file.
 
 from __future__ import annotations
 
+import html
 import os
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -132,11 +134,17 @@ class ReviewClient:
                 f"{KEY_ENV} (or --api-key): it is the legacy token under Account & Settings"
             )
         if code is None:  # the SDK raises ApiError without a status for some client errors
-            return ServiceError(f"Label Studio client error ({what}): {exc.body}")
+            return ServiceError(f"Label Studio client error ({what}): {summarize_body(exc.body)}")
         body = exc.body if isinstance(exc.body, str) else repr(exc.body)
-        if len(body) > 400:
-            body = body[:400] + "..."
-        return ServiceError(f"Label Studio at {self.url} answered HTTP {code} to {what}: {body}")
+        if _looks_like_html(body, exc.headers):
+            # A proxy's error page or another web site: its title, never the page.
+            title = _html_title(body)
+            return ServiceError(
+                f"Label Studio at {self.url} answered HTTP {code} to {what} with a web page"
+                + (f" ({title!r})" if title else "") + ", not Label Studio's API: is the URL "
+                f"right ({URL_ENV} or --url), and the server up?")
+        return ServiceError(f"Label Studio at {self.url} answered HTTP {code} to {what}: "
+                            f"{summarize_body(body)}")
 
     def check(self) -> dict:
         """Who the key belongs to; fails with ServiceError if the server or the key is wrong."""
@@ -149,9 +157,30 @@ class ReviewClient:
             r = self._http.get(f"{self.url}{path}", params=params,
                                headers={"Authorization": self._auth_header()})
             if r.status_code >= 400:
-                raise ApiError(status_code=r.status_code, body=r.text)
-            return r.json()
+                raise ApiError(status_code=r.status_code, body=r.text, headers=dict(r.headers))
+            try:
+                return r.json()
+            except ValueError:  # a page, not JSON: reported like an error answer
+                raise ApiError(status_code=r.status_code, body=r.text,
+                               headers=dict(r.headers)) from None
         return self.call(what, get)
 
     def _auth_header(self) -> str:
         return self.sdk._client_wrapper.get_headers().get("Authorization", "")
+
+
+def _looks_like_html(body: str, headers: dict[str, str] | None) -> bool:
+    ctype = next((v for k, v in (headers or {}).items() if k.lower() == "content-type"), "")
+    head = body.lstrip()[:200].lower()
+    return "html" in ctype.lower() or head.startswith(("<!doctype", "<html", "<head", "<body"))
+
+
+def _html_title(body: str) -> str:
+    m = re.search(r"<title[^>]*>(.*?)</title>", body, re.IGNORECASE | re.DOTALL)
+    return " ".join(html.unescape(m.group(1)).split())[:80] if m else ""
+
+
+def summarize_body(body: Any, limit: int = 200) -> str:
+    """An error body as one short line: whitespace collapsed, cut at ``limit`` characters."""
+    text = " ".join((body if isinstance(body, str) else repr(body)).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

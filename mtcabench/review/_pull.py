@@ -8,7 +8,6 @@ atomically, and only after everything was read, so a failure writes nothing.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -17,7 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from mtcabench.errors import ServiceError
-from mtcabench.io import write_records
+from mtcabench.io import (
+    JSONError,
+    check_outputs_are_not_inputs,
+    load_conversations,
+    loads,
+    write_records,
+)
 from mtcabench.model import (
     Candidate,
     Conversation,
@@ -64,6 +69,7 @@ class PullReport:
     requests: int = 0
     seconds: float = 0.0
     summary: ReviewSummary | None = None
+    written: Path | None = None  # the file written (None: nothing written)
 
 
 def _parse_time(value: Any) -> datetime | None:
@@ -143,9 +149,10 @@ def export_annotated(client: ReviewClient, project_id: int) -> list[dict[str, An
             id=project_id, export_type="JSON", download_all_tasks=False))
     raw = client.call(f"exporting project {project_id}", download)
     try:
-        tasks = json.loads(raw)
-    except json.JSONDecodeError:
-        raise ServiceError(f"Label Studio at {client.url} sent an export that is not JSON") from None
+        tasks = loads(raw)
+    except JSONError as exc:
+        raise ServiceError(f"Label Studio at {client.url} sent an export that is not JSON "
+                           f"({exc.reason})") from None
     if not isinstance(tasks, list):
         raise ServiceError(f"Label Studio at {client.url} sent an export that is not a task list")
     return tasks
@@ -200,12 +207,23 @@ def pull_decisions(
 
 
 def pull_to_file(
-    client: ReviewClient, conversations: Mapping[str, Conversation], out: str | Path, *,
-    project: str | int,
+    client: ReviewClient, conversations: Mapping[str, Conversation] | str | Path,
+    out: str | Path, *, project: str | int, strict: bool = False,
 ) -> PullReport:
-    """:func:`pull_decisions`, then write the decisions atomically to ``out``."""
+    """:func:`pull_decisions`, then write the decisions atomically to ``out``.
+
+    ``conversations`` is the conversations file (refused as ``out``) or the loaded records.
+    With ``strict``, a pull that left an annotation out writes nothing (``report.written`` is
+    None) and the caller refuses it (``review pull --strict`` exits 5).
+    """
+    if not isinstance(conversations, Mapping):
+        check_outputs_are_not_inputs([conversations], [out])
+        conversations = load_conversations(conversations)
     report = pull_decisions(client, conversations, project=project)
+    if strict and report.invalid:
+        return report
     write_records(out, report.decisions)
+    report.written = Path(out)
     return report
 
 

@@ -5,7 +5,7 @@ The public surface; the code lives in one module per role:
 - :mod:`~mtcabench.scoring.metrics`: the metric definitions (per span, macro and micro);
 - :mod:`~mtcabench.scoring.submission`: reading and checking a submission file;
 - :mod:`~mtcabench.scoring.bootstrap`: vectorised (paired) bootstrap intervals;
-- :mod:`~mtcabench.scoring.scorer`: scoring, report rows, comparisons;
+- :mod:`~mtcabench.scoring.scorer`: scoring, report rows, comparisons, the model-free floors;
 - :mod:`~mtcabench.scoring.report`: the report and comparison records (JSON);
 - :mod:`~mtcabench.scoring.tables`: terminal and Markdown tables;
 - :mod:`~mtcabench.scoring.plots`: the bar chart by dependency type;
@@ -29,12 +29,14 @@ from mtcabench.scoring.metrics import (
     source_precision,
     source_recall,
 )
-from mtcabench.scoring.report import Comparison, ScoreReport
+from mtcabench.scoring.report import Comparison, FloorReport, ScoreReport
 from mtcabench.scoring.run import ScoreRun, compare_and_print, run_scoring
 from mtcabench.scoring.scorer import (
     build_comparison,
     build_report,
     compare_submissions,
+    floor_reports,
+    score_floor,
     score_spans,
     score_submission,
 )
@@ -42,9 +44,9 @@ from mtcabench.scoring.submission import TOLERATED, Submission, read_submission
 
 __all__ = [
     "AVERAGES", "DEFINITIONS", "METRICS", "TOLERATED",
-    "Comparison", "ScoreReport", "ScoreRun", "SpanScore", "Submission",
+    "Comparison", "FloorReport", "ScoreReport", "ScoreRun", "SpanScore", "Submission",
     "aggregate", "build_comparison", "build_report", "compare_and_print", "compare_submissions",
-    "edge_f1", "edge_precision", "edge_recall", "edge_sources", "hallucinated_source_recall",
-    "read_submission", "run_scoring", "score_span", "score_spans", "score_submission",
-    "source_precision", "source_recall",
+    "edge_f1", "edge_precision", "edge_recall", "edge_sources", "floor_reports",
+    "hallucinated_source_recall", "read_submission", "run_scoring", "score_floor",
+    "score_span", "score_spans", "score_submission", "source_precision", "source_recall",
 ]

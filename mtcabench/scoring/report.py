@@ -94,6 +94,27 @@ class SpanCounts(_Model):
     skipped: int = Field(description="Spans the submission skipped (scored empty).")
 
 
+class FloorReport(_Model):
+    """A model-free floor (:mod:`mtcabench.baselines`) scored on the submission's spans.
+
+    Same rows, metrics, averages and bootstrap draws as the submission's report, so that a
+    number can be read against the floor beside it: a method's score means something only
+    above its floors.
+    """
+
+    method: str = Field(description="The floor's name, as `trace --method` calls it.")
+    label: str = Field(description="Display label, e.g. 'floor: recency (model-free)'.")
+    description: str = Field(description="What the floor predicts.")
+    parameters: dict[str, Any] = Field(default_factory=dict)
+    rows: list[ReportRow] = Field(description="The report's rows, for the floor's graphs.")
+
+    def row(self, breakdown: str, group: str = "all") -> ReportRow:
+        for r in self.rows:
+            if r.breakdown == breakdown and r.group == group:
+                return r
+        raise KeyError(f"no row {breakdown}={group}")
+
+
 class ScoreReport(Record):
     """The score of one submission against one benchmark."""
 
@@ -107,12 +128,23 @@ class ScoreReport(Record):
     averages: dict[str, str] = Field(description="What macro and micro mean.")
     warnings: list[WarningCount] = Field(default_factory=list)
     rows: list[ReportRow]
+    floors: list[FloorReport] = Field(
+        default_factory=list,
+        description="The model-free floors recency and first-user on the same spans, with the "
+                    "same metrics and intervals; empty when scored with --no-floors (and in "
+                    "reports written before floors were added).")
 
     def row(self, breakdown: str, group: str = "all") -> ReportRow:
         for r in self.rows:
             if r.breakdown == breakdown and r.group == group:
                 return r
         raise KeyError(f"no row {breakdown}={group}")
+
+    def floor(self, method: str) -> FloorReport:
+        for f in self.floors:
+            if f.method == method:
+                return f
+        raise KeyError(f"no floor {method} (scored with --no-floors?)")
 
 
 class Difference(_Model):

@@ -11,20 +11,20 @@ from rich.console import Console
 
 from mtcabench.benchmark import Benchmark
 from mtcabench.errors import InputError
-from mtcabench.io import atomic_write
+from mtcabench.io import atomic_write, check_outputs_are_not_inputs
 from mtcabench.progress import err_console
 from mtcabench.scoring.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 from mtcabench.scoring.metrics import AVERAGES
-from mtcabench.scoring.plots import plot_by_dependency_type
 from mtcabench.scoring.report import Comparison, ScoreReport
 from mtcabench.scoring.scorer import (
     ScoredSubmission,
     as_benchmark,
     build_comparison,
     build_report,
+    floor_reports,
     score_spans,
 )
-from mtcabench.scoring.submission import read_submission
+from mtcabench.scoring.submission import submission_name
 from mtcabench.scoring.tables import (
     HEADLINE,
     comparison_markdown,
@@ -55,6 +55,7 @@ def run_scoring(
     seed: int = DEFAULT_SEED,
     average: str = "macro",
     plot: bool = True,
+    floors: bool = True,
     console: Console | None = None,
 ) -> ScoreRun:
     """Score submissions (and compare two), write JSON, Markdown, per-span scores and the chart.
@@ -64,6 +65,10 @@ def run_scoring(
     (stdout by default): the comparison when asked, else one table per submission, with the
     ``average`` named ("macro", "micro" or "both"). Files go to ``out`` (default: a ``score``
     folder beside the first submission).
+
+    With ``floors`` (the default), every submission's report, its table and its files also hold
+    the model-free floors recency and first-user (:mod:`mtcabench.baselines`) computed on the
+    same spans, computed once for the run. The comparison (``compare``) is left as it is.
     """
     if average not in (*AVERAGES, "both"):
         raise InputError(f"--average must be macro, micro or both, got {average!r}")
@@ -71,15 +76,26 @@ def run_scoring(
     if not paths:
         raise InputError("give a submission file to score, or --compare A B")
     console = console or Console()
-    bench = as_benchmark(benchmark)
     out = Path(out) if out is not None else paths[0].parent / "score"
     if out.exists() and not out.is_dir():
         raise InputError(f"{out}: exists and is not a folder; choose another --out")
-    out.mkdir(parents=True, exist_ok=True)
+    names = _file_names([submission_name(p) for p in paths])
+    compare_stem = None
+    if compare is not None:
+        na, nb = (names[paths.index(_find(paths, p))] for p in compare)
+        compare_stem = out / f"compare-{na}-vs-{nb}"
+    planned = [out / f"{n}{suffix}" for n in names
+               for suffix in (".score.json", ".score.md", ".spans.jsonl")]
+    if compare_stem is not None:
+        planned += [compare_stem.with_suffix(".json"), compare_stem.with_suffix(".md")]
+    if plot:
+        planned += [out / f"by-dependency-type{suffix}" for suffix in (".png", ".svg")]
+    check_outputs_are_not_inputs([*paths, *_benchmark_files(benchmark)], planned)
+    bench = as_benchmark(benchmark)
 
     scored: dict[Path, ScoredSubmission] = {}
     for p in paths:
-        scored[p.resolve()] = score_spans(read_submission(p), bench)
+        scored[p.resolve()] = score_spans(p, bench)
     comparison = None
     if compare is not None:
         a, b = (scored[Path(p).resolve()] for p in compare)
@@ -94,19 +110,27 @@ def run_scoring(
         else:
             reports.append(build_report(s, bench, resamples=resamples, seed=seed))
 
+    if floors:
+        floor_list = floor_reports(bench, resamples=resamples, seed=seed)
+        reports = [r.model_copy(update={"floors": floor_list}) for r in reports]
+
+    # Only now that everything was read and scored: a refused run leaves no folder behind.
+    out.mkdir(parents=True, exist_ok=True)
     run = ScoreRun(reports, comparison, out)
-    names = _file_names([r.submission.name for r in reports])
     for report, name, p in zip(reports, names, paths):
         run.files.append(_write(out / f"{name}.score.json", report.model_dump_json(indent=2)))
         run.files.append(_write(out / f"{name}.score.md", report_markdown(report)))
         run.files.append(_write_span_scores(out / f"{name}.spans.jsonl", scored[p.resolve()],
                                             bench))
-    if comparison is not None:
-        na, nb = (names[paths.index(_find(paths, p))] for p in compare)
-        stem = out / f"compare-{na}-vs-{nb}"
-        run.files.append(_write(stem.with_suffix(".json"), comparison.model_dump_json(indent=2)))
-        run.files.append(_write(stem.with_suffix(".md"), comparison_markdown(comparison)))
+    if comparison is not None and compare_stem is not None:
+        run.files.append(_write(compare_stem.with_suffix(".json"),
+                                comparison.model_dump_json(indent=2)))
+        run.files.append(_write(compare_stem.with_suffix(".md"), comparison_markdown(comparison)))
     if plot:
+        # Imported here: matplotlib takes about a second to import, which `show` (and a
+        # run with --no-plot) need not pay.
+        from mtcabench.scoring.plots import plot_by_dependency_type
+
         run.files += plot_by_dependency_type(reports, out / "by-dependency-type")
 
     averages = list(AVERAGES) if average == "both" else [average]
@@ -140,6 +164,14 @@ def compare_and_print(
     run = run_scoring([], benchmark, compare=(a, b), out=out, resamples=resamples, seed=seed,
                       console=console)
     return run.comparison  # type: ignore[return-value]  # always set when compare is given
+
+
+def _benchmark_files(benchmark: Benchmark | str | Path) -> list[Path]:
+    """The files of a benchmark given as a folder (inputs no output may be)."""
+    if isinstance(benchmark, Benchmark):
+        return []
+    folder = Path(benchmark)
+    return [p for p in folder.iterdir() if p.is_file()] if folder.is_dir() else []
 
 
 def _unique(paths: list[Path]) -> list[Path]:
@@ -178,8 +210,7 @@ def _write_span_scores(path: Path, scored: ScoredSubmission, bench: Benchmark) -
     """One line per benchmark span: its groups, whether it was predicted, every metric."""
     with atomic_write(path) as fh:
         for span, score in zip(bench.spans, scored.scores):
-            entry = scored.submission.entries.get(span.id)
-            status = "missing" if entry is None else "skipped" if entry.skipped else "predicted"
+            status = scored.submission.status(span.id)
             fh.write(json.dumps({
                 "span_id": span.id, "conversation_id": span.conversation_id,
                 "source": span.source, "domain": span.domain,

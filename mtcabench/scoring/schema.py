@@ -4,10 +4,12 @@
 equals :func:`submission_schema`. After changing the models, regenerate it with
 ``python -m mtcabench.scoring.schema --write``.
 
-The schema describes one line. What it cannot say is checked by the scorer against the
-benchmark (docs/scoring.md): the header may only be the first line, span ids are unique
-and in the benchmark, edges point backwards between turns of the span's conversation and
-start no later than the target turn, scores are finite.
+The schema describes one line, and the scorer reads a line exactly when the schema accepts
+it (tests/properties checks this on generated lines). What it cannot say is checked by the
+scorer against the whole file or the benchmark (docs/scoring.md): the header may only be the
+first line, span ids are unique and in the benchmark, edges point backwards between turns of
+the span's conversation, start no later than the target turn and are no more than the
+conversation's turn pairs, scores are finite (JSON has no NaN; some writers emit it).
 """
 
 from __future__ import annotations
@@ -41,6 +43,10 @@ def submission_schema() -> dict:
         "const": SubmissionEntry.KIND, "default": SubmissionEntry.KIND,
         "description": "May be left out: a line without kind is a prediction."}
     entry["properties"]["schema_version"] = version
+    # A skipped span has no edges (a rule across two fields, so stated here).
+    entry["if"] = {"required": ["skipped"],
+                   "properties": {"skipped": {"type": "string", "minLength": 1}}}
+    entry["then"] = {"properties": {"edges": {"maxItems": 0}}}
     edge = defs["PredictedEdge"]
     edge["properties"]["child"]["description"] = "Index of the dependent turn (0-based)."
     edge["properties"]["parent"]["description"] = "Index of the turn depended on; < child."

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
+from mtcabench.baselines import FLOORS
 from mtcabench.benchmark import Benchmark, load_benchmark
 from mtcabench.errors import InputError
-from mtcabench.model import BenchmarkSpan, DependencyType
+from mtcabench.model import BenchmarkSpan, DependencyType, SubmissionHeader
 from mtcabench.scoring.bootstrap import (
     CONFIDENCE,
     DEFAULT_RESAMPLES,
@@ -36,6 +37,7 @@ from mtcabench.scoring.report import (
     ComparisonRow,
     Difference,
     Estimate,
+    FloorReport,
     MetricEstimates,
     ReportRow,
     ScoreReport,
@@ -43,7 +45,12 @@ from mtcabench.scoring.report import (
     SubmissionInfo,
     WarningCount,
 )
-from mtcabench.scoring.submission import Submission, check_against_benchmark, read_submission
+from mtcabench.scoring.submission import (
+    Submission,
+    Warnings,
+    check_against_benchmark,
+    read_submission,
+)
 
 _HALLUCINATION = COLUMNS.index("hallucination")
 
@@ -76,27 +83,68 @@ def as_benchmark(benchmark: Benchmark | str | Path) -> Benchmark:
     return benchmark if isinstance(benchmark, Benchmark) else load_benchmark(benchmark)
 
 
-def score_spans(submission: Submission, benchmark: Benchmark) -> ScoredSubmission:
-    """Check a submission against the benchmark and score every benchmark span."""
+def score_spans(submission: Submission | str | Path, benchmark: Benchmark) -> ScoredSubmission:
+    """Check a submission against the benchmark and score every benchmark span.
+
+    Given a path, the file is streamed against the benchmark (memory bounded by the
+    benchmark); a missing or skipped span scores as an empty prediction.
+    """
     if not benchmark.spans:
         raise InputError(f"{benchmark.origin}: the benchmark has no spans to score")
+    if not isinstance(submission, Submission):
+        submission = read_submission(submission, benchmark)
     missing = check_against_benchmark(submission, benchmark)
     scores = [
-        score_span(
-            s.id,
-            submission.pairs(s.id),
-            [e.pair for e in s.graph.edges],
-            s.sources,
-            benchmark.conversations[s.conversation_id],
-            s.dependency_type,
-        )
+        submission.scores.get(s.id) or score_span(
+            s.id, [], [e.pair for e in s.graph.edges], s.sources,
+            benchmark.conversations[s.conversation_id], s.dependency_type)
         for s in benchmark.spans
     ]
-    empty = np.array([
-        s.id not in submission.entries or bool(submission.entries[s.id].skipped)
-        for s in benchmark.spans
-    ])
+    empty = np.array([submission.status(s.id) != "predicted" for s in benchmark.spans])
     return ScoredSubmission(submission, scores, span_matrix(scores), empty, missing)
+
+
+def score_floor(name: str, benchmark: Benchmark) -> ScoredSubmission:
+    """The model-free floor ``name`` (:data:`mtcabench.baselines.FLOORS`) on every span.
+
+    Built in memory, exactly as ``trace --method NAME`` would predict and ``score`` would
+    score it (a floor reads no tokens, so no span is skipped).
+    """
+    if not benchmark.spans:
+        raise InputError(f"{benchmark.origin}: the benchmark has no spans to score")
+    floor = FLOORS[name]
+    header = SubmissionHeader(method=name, parameters=dict(floor.parameters))
+    sub = Submission(Path(f"floor-{name}"), header, {s.id: 0 for s in benchmark.spans}, set(),
+                     Warnings(), checked=benchmark)
+    for s in benchmark.spans:
+        conv = benchmark.conversations[s.conversation_id]
+        graph = floor.graph(conv, s.span.turn)
+        sub.scores[s.id] = score_span(s.id, [e.pair for e in graph.edges],
+                                      [e.pair for e in s.graph.edges], s.sources, conv,
+                                      s.dependency_type)
+    scores = [sub.scores[s.id] for s in benchmark.spans]
+    return ScoredSubmission(sub, scores, span_matrix(scores),
+                            np.zeros(len(scores), dtype=bool), [])
+
+
+def floor_reports(
+    benchmark: Benchmark,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> list[FloorReport]:
+    """Every floor's rows on the benchmark, with the intervals a submission's rows get.
+
+    A row's draws depend only on the seed and the row's spans, so a floor's interval is
+    drawn from the same resampled spans as the submission's beside it.
+    """
+    out = []
+    for name, floor in FLOORS.items():
+        report = _reports([score_floor(name, benchmark)], benchmark, resamples, seed)[0][0]
+        out.append(FloorReport(method=name, label=f"floor: {name} (model-free)",
+                               description=floor.description,
+                               parameters=dict(floor.parameters), rows=report.rows))
+    return out
 
 
 def groups(spans: list[BenchmarkSpan]) -> list[Group]:
@@ -213,12 +261,12 @@ def _reports(
     reports = []
     for s, r in zip(scored, rows):
         sub = s.submission
-        skipped = sum(1 for e in sub.entries.values() if e.skipped)
+        skipped = len(sub.skipped)
         reports.append(ScoreReport(
             submission=_info(sub),
             benchmark=benchmark.origin,
             spans=SpanCounts(benchmark=len(benchmark.spans),
-                             predicted=len(sub.entries) - skipped,
+                             predicted=len(sub.lines) - skipped,
                              missing=len(s.missing), skipped=skipped),
             bootstrap=BootstrapSettings(resamples=resamples, seed=seed, confidence=CONFIDENCE),
             definitions=dict(DEFINITIONS),
@@ -247,11 +295,16 @@ def score_submission(
     *,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    floors: bool = True,
 ) -> ScoreReport:
-    """Read, check and score one submission file against a benchmark (path, id or loaded)."""
+    """Read, check and score one submission file against a benchmark (path, id or loaded);
+    with ``floors``, the report holds the model-free floors on the same spans too."""
     bench = as_benchmark(benchmark)
-    return build_report(score_spans(read_submission(submission), bench), bench,
-                        resamples=resamples, seed=seed)
+    report = build_report(score_spans(submission, bench), bench, resamples=resamples, seed=seed)
+    if floors:
+        report = report.model_copy(update={
+            "floors": floor_reports(bench, resamples=resamples, seed=seed)})
+    return report
 
 
 def compare_submissions(
@@ -264,6 +317,5 @@ def compare_submissions(
 ) -> Comparison:
     """Score two submission files on one benchmark and compare them (``a - b``, paired)."""
     bench = as_benchmark(benchmark)
-    return build_comparison(score_spans(read_submission(a), bench),
-                            score_spans(read_submission(b), bench), bench,
+    return build_comparison(score_spans(a, bench), score_spans(b, bench), bench,
                             resamples=resamples, seed=seed)

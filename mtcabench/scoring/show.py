@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mtcabench.errors import InputError
-from mtcabench.io import atomic_write
-from mtcabench.model import BenchmarkSpan, Conversation, PredictedEdge, Role
+from mtcabench.benchmark import Benchmark
+from mtcabench.io import atomic_write, check_outputs_are_not_inputs
+from mtcabench.model import BenchmarkSpan, Conversation, PredictedEdge, Role, parse_span_id
 from mtcabench.scoring.metrics import METRICS, score_span
 from mtcabench.scoring.scorer import as_benchmark
-from mtcabench.scoring.submission import check_against_benchmark, read_submission
+from mtcabench.scoring.submission import read_submission
 
 Pair = tuple[int, int]
 
@@ -33,7 +34,11 @@ _ROLE_FILL = {Role.SYSTEM: "#eeeeee", Role.USER: "#dbe9f7", Role.ASSISTANT: "#ff
 
 @dataclass
 class SpanView:
-    """What is drawn for one span: gold and predicted edges, classified."""
+    """What is drawn for one span: gold and predicted edges, classified.
+
+    The edge sets are built once: every drawing asks the kind of each edge, and that must
+    cost a set lookup, not a pass over the graph (which made drawing quadratic).
+    """
 
     span: BenchmarkSpan
     conversation: Conversation
@@ -43,20 +48,16 @@ class SpanView:
     #: False where the span has no gold graph (``mtcabench explain``): predictions only.
     with_gold: bool = True
     scores: dict[Pair, float] = field(default_factory=dict)
+    gold: frozenset[Pair] = field(init=False)
+    pred: frozenset[Pair] = field(init=False)
 
     def __post_init__(self) -> None:
         for e in self.predicted or []:
             if e.score is not None:
                 self.scores[(e.child, e.parent)] = max(e.score, self.scores.get((e.child, e.parent),
                                                                                e.score))
-
-    @property
-    def gold(self) -> set[Pair]:
-        return {e.pair for e in self.span.graph.edges}
-
-    @property
-    def pred(self) -> set[Pair]:
-        return {(e.child, e.parent) for e in self.predicted or []}
+        self.gold = frozenset(e.pair for e in self.span.graph.edges)
+        self.pred = frozenset((e.child, e.parent) for e in self.predicted or [])
 
     def kind(self, pair: Pair) -> str:
         """'both', 'missed' (gold only), 'extra' (predicted only); 'gold' without a submission;
@@ -294,30 +295,61 @@ def span_views(
     index = bench.span_index()
     sub = None
     if submission is not None:
-        sub = read_submission(submission)
-        check_against_benchmark(sub, bench)
+        sub = read_submission(submission, bench, keep=span_ids)
     views = []
     for span_id in span_ids:
         span = index.get(span_id)
         if span is None:
-            close = difflib.get_close_matches(span_id, list(index), n=3, cutoff=0.6)
-            hint = f"; did you mean {', '.join(close)}?" if close else \
-                f"; the benchmark has {len(index)} spans (see its spans file)"
-            raise InputError(f"span id {span_id!r} is not in the benchmark {bench.origin}{hint}")
+            raise InputError(f"span id {span_id!r} is not in the benchmark {bench.origin}"
+                             f"{_hint(span_id, index)}")
         conv = bench.conversations[span.conversation_id]
         if sub is None:
             views.append(SpanView(span, conv, None, label="no submission", status="gold only"))
             continue
         entry = sub.entries.get(span_id)
-        status = "missing" if entry is None else "skipped" if entry.skipped else "predicted"
+        status = sub.status(span_id)
         views.append(SpanView(span, conv, list(entry.edges) if entry and not entry.skipped else [],
                               label=sub.label, status=status))
     return views
 
 
+def _hint(span_id: str, index: dict[str, BenchmarkSpan]) -> str:
+    """Spans to suggest: those of the id's conversation (parsed from the right), else the
+    closest ids."""
+    try:
+        conv_id = parse_span_id(span_id)[0]
+    except ValueError:
+        conv_id = None
+    same = sorted(s for s, span in index.items() if span.conversation_id == conv_id)
+    close = same[:5] or difflib.get_close_matches(span_id, list(index), n=3, cutoff=0.6)
+    if close:
+        more = f" (and {len(same) - 5} more)" if len(same) > 5 else ""
+        return f"; did you mean {', '.join(close)}{more}?"
+    return f"; the benchmark has {len(index)} spans (see its spans file)"
+
+
 def safe_name(span_id: str) -> str:
     """A file name for a span id (ids hold '/', '#' and ':')."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", span_id).strip("_") or "span"
+
+
+def picture_names(span_ids: list[str]) -> list[str]:
+    """:func:`safe_name` of each span id, numbered (``-2``...) where two ids would share a
+    name (``a#1:0-4`` and ``a_1_0-4`` both read ``a_1_0-4``), so no picture replaces another."""
+    out, used = [], set()
+    for sid in span_ids:
+        name, k = safe_name(sid), 2
+        candidate = name
+        while candidate in used:
+            candidate, k = f"{name}-{k}", k + 1
+        used.add(candidate)
+        out.append(candidate)
+    return out
+
+
+def picture_paths(span_ids: list[str], out: str | Path, fmt: str = "html") -> list[Path]:
+    """Where the pictures of the spans go: ``<out>/<safe span id>.html`` (or ``.svg``)."""
+    return [Path(out) / f"{name}.{fmt}" for name in picture_names(span_ids)]
 
 
 def write_views(views: list[SpanView], out: str | Path, fmt: str = "html") -> list[Path]:
@@ -328,10 +360,30 @@ def write_views(views: list[SpanView], out: str | Path, fmt: str = "html") -> li
     if out.exists() and not out.is_dir():
         raise InputError(f"{out}: exists and is not a folder; choose another --out")
     out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for view in views:
-        path = out / f"{safe_name(view.span.id)}.{fmt}"
+    paths = picture_paths([v.span.id for v in views], out, fmt)
+    for view, path in zip(views, paths):
         with atomic_write(path) as fh:
             fh.write(render_html(view) if fmt == "html" else render_svg(view))
-        paths.append(path)
     return paths
+
+
+def draw_spans(
+    span_ids: list[str],
+    benchmark,
+    submission: str | Path | None = None,
+    out: str | Path = ".",
+    fmt: str = "html",
+) -> tuple[list[SpanView], list[Path]]:
+    """What ``mtcabench show`` does: check, read, draw and write each span's picture.
+
+    A picture path that is one of the inputs (the submission, a benchmark file) is refused
+    before anything is read.
+    """
+    if fmt not in ("html", "svg"):
+        raise InputError(f"--format must be html or svg, got {fmt!r}")
+    inputs: list[Path] = [Path(submission)] if submission is not None else []
+    if not isinstance(benchmark, Benchmark) and Path(benchmark).is_dir():
+        inputs += [p for p in Path(benchmark).iterdir() if p.is_file()]
+    check_outputs_are_not_inputs(inputs, picture_paths(list(span_ids), out, fmt))
+    views = span_views(span_ids, benchmark, submission)
+    return views, write_views(views, out, fmt)

@@ -4,22 +4,42 @@ A submission is JSON Lines: an optional header (``kind: "submission"``) on the f
 then one :class:`~mtcabench.model.SubmissionEntry` per span (``kind`` may be left out). Every
 problem that could change a score is an error naming the file, line and span; the few that
 cannot (see :data:`TOLERATED`) are counted and reported as warnings.
+
+Lines are validated strictly, as the published schema (``submission.schema.json``) says: a
+field of the wrong JSON type is refused, never coerced (``"child": "10"``, ``"parent": true``,
+``"score": "0.9"``). A number with no fraction is an integer (``4.0`` is ``4``), as in JSON
+Schema.
+
+Read against a benchmark, the file is streamed: each line is checked against its span and
+reduced at once to the counts that scoring needs (:class:`~mtcabench.scoring.metrics.SpanScore`),
+and a line is never longer than a valid one can be, so memory is bounded by the benchmark,
+not by the submission. Read without one, every entry is kept (for tools and tests).
 """
 
 from __future__ import annotations
 
-import json
 import math
+import re
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from mtcabench.benchmark import Benchmark
 from mtcabench.errors import InputError
-from mtcabench.io import format_validation_error, iter_json_lines
-from mtcabench.model import SubmissionEntry, SubmissionHeader
+from mtcabench.io import JSONError, format_validation_error, iter_json_lines, loads
+from mtcabench.model import (
+    BenchmarkSpan,
+    Conversation,
+    SubmissionEntry,
+    SubmissionHeader,
+    parse_span_id,
+)
+from mtcabench.scoring.metrics import SpanScore, score_span
 
 #: Issues that are tolerated, each counted and listed in the report: code -> what happens.
 TOLERATED: dict[str, str] = {
@@ -68,23 +88,37 @@ class Warnings:
         ]
 
 
+def submission_name(path: str | Path) -> str:
+    """The name of a submission's output files: its file name without ``.jsonl``."""
+    stem = Path(path).name
+    for suffix in (".jsonl", ".json", ".submission"):
+        stem = stem.removesuffix(suffix)
+    return stem or "submission"
+
+
 @dataclass
 class Submission:
-    """A parsed submission: its header, one entry per span id, and counted warnings."""
+    """A parsed submission: its header, where each span's line is, and counted warnings.
+
+    Read against a benchmark (``read_submission(path, benchmark)``), ``scores`` holds the
+    counts of every predicted span and ``entries`` only the spans asked for with ``keep``;
+    read without one, ``entries`` holds every line and ``scores`` is filled by
+    :func:`check_against_benchmark`.
+    """
 
     path: Path
     header: SubmissionHeader | None
-    entries: dict[str, SubmissionEntry]
-    lines: dict[str, int]
+    lines: dict[str, int]  # span id -> line number, for every prediction line
+    skipped: set[str]  # span ids of the lines marked skipped
     warnings: Warnings
+    entries: dict[str, SubmissionEntry] = field(default_factory=dict)
+    scores: dict[str, SpanScore] = field(default_factory=dict)  # predicted spans, once checked
+    checked: Benchmark | None = field(default=None, repr=False)  # the benchmark checked against
 
     @property
     def name(self) -> str:
         """File-system-safe name (the file's stem), used for output files."""
-        stem = self.path.name
-        for suffix in (".jsonl", ".json", ".submission"):
-            stem = stem.removesuffix(suffix)
-        return stem or "submission"
+        return submission_name(self.path)
 
     @property
     def label(self) -> str:
@@ -94,59 +128,170 @@ class Submission:
         return f"{self.header.method}/{self.header.scorer}" if self.header.scorer \
             else self.header.method
 
+    def status(self, span_id: str) -> str:
+        """predicted, skipped or missing (no line)."""
+        if span_id not in self.lines:
+            return "missing"
+        return "skipped" if span_id in self.skipped else "predicted"
+
     def pairs(self, span_id: str) -> list[tuple[int, int]]:
-        """Predicted ``(child, parent)`` pairs of a span; [] when missing or skipped."""
+        """Predicted ``(child, parent)`` pairs of a kept span; [] when missing or skipped."""
         entry = self.entries.get(span_id)
         if entry is None or entry.skipped:
             return []
         return [(e.child, e.parent) for e in entry.edges]
 
 
-def read_submission(path: str | Path) -> Submission:
-    """Parse a submission file; raises InputError on the first problem (file, line, reason)."""
+def max_line_bytes(benchmark: Benchmark) -> int:
+    """The longest line a valid submission for ``benchmark`` can need, with room to spare.
+
+    A prediction lists at most every (child, parent) pair of the largest conversation (each
+    edge well under 256 bytes, a long float score included); 4 MiB more leave room for a
+    header's parameters and notes, long span ids and skip reasons.
+    """
+    most = max((len(c.turns) * (len(c.turns) - 1) // 2 for c in benchmark.conversations.values()),
+               default=0)
+    return 4 * 2**20 + 256 * most
+
+
+def read_submission(
+    path: str | Path,
+    benchmark: Benchmark | None = None,
+    *,
+    keep: Iterable[str] = (),
+) -> Submission:
+    """Parse a submission file; raises InputError on the first problem (file, line, reason).
+
+    With a ``benchmark``, each line is also checked against its span as it is read (see
+    :func:`check_entry`) and only its counts are kept, plus the entries of the span ids in
+    ``keep`` (what ``show`` draws).
+    """
     path = Path(path)
-    header: SubmissionHeader | None = None
-    entries: dict[str, SubmissionEntry] = {}
-    lines: dict[str, int] = {}
-    warnings = Warnings()
+    keep = set(keep)
+    sub = Submission(path, None, {}, set(), Warnings())
+    index = benchmark.span_index() if benchmark is not None else None
     first = True
     try:
-        for lineno, obj in iter_json_lines(path):
-            kind = obj.get("kind", SubmissionEntry.KIND)
-            if kind == SubmissionHeader.KIND:
+        for lineno, record in _records(path, benchmark, index):
+            if isinstance(record, SubmissionHeader):
                 if not first:
                     raise InputError.at(path, "a submission header is only allowed on the first "
                                         "line; is this two submissions concatenated?", line=lineno)
-                header = _validate(path, lineno, obj, SubmissionHeader)
-            elif kind == SubmissionEntry.KIND:
-                entry = _validate(path, lineno, obj, SubmissionEntry)
-                _check_entry_alone(path, lineno, entry, warnings)
-                if entry.span_id in entries:
-                    raise InputError.at(path, f"duplicate span id (first given on line "
-                                        f"{lines[entry.span_id]}); keep one line per span",
-                                        line=lineno, record=entry.span_id)
-                entries[entry.span_id] = entry
-                lines[entry.span_id] = lineno
-            else:
-                raise _wrong_kind(path, lineno, kind)
+                sub.header = record
+                first = False
+                continue
             first = False
+            entry = record
+            _check_entry_alone(path, lineno, entry, sub.warnings)
+            sid = entry.span_id
+            if sid in sub.lines:
+                raise InputError.at(path, f"duplicate span id (first given on line "
+                                    f"{sub.lines[sid]}); keep one line per span",
+                                    line=lineno, record=sid)
+            sub.lines[sid] = lineno
+            if entry.skipped:
+                sub.skipped.add(sid)
+            if index is None:
+                sub.entries[sid] = entry
+                continue
+            span = _span_of(path, lineno, sid, index, benchmark)
+            conv = benchmark.conversations[span.conversation_id]
+            check_entry(path, lineno, entry, span, conv)
+            if not entry.skipped:
+                sub.scores[sid] = _score(span, conv, [(e.child, e.parent) for e in entry.edges])
+            if sid in keep:
+                sub.entries[sid] = entry
     except InputError as exc:
         raise _explain_json_document(path, exc) from None
     if first:
         raise InputError(f"{path}: empty file, no predictions; a submission has one JSON line "
                          "per span (see docs/scoring.md)")
-    if header is None:
-        warnings.add("no-header", path.name)
-    return Submission(path, header, entries, lines, warnings)
+    if sub.header is None:
+        sub.warnings.add("no-header", path.name)
+    if benchmark is not None:
+        _count_missing(sub, benchmark)
+        sub.checked = benchmark
+    return sub
 
 
-def _validate(path: Path, lineno: int, obj: dict, record_type):
+def _records(path: Path, benchmark: Benchmark | None,
+             index: dict[str, BenchmarkSpan] | None) -> Iterator[tuple[int, Any]]:
+    """Each line as a validated header or entry, with its line number."""
+    cap = max_line_bytes(benchmark) if benchmark is not None else None
+    for lineno, obj in iter_json_lines(path, max_line_bytes=cap):
+        kind = obj.get("kind", SubmissionEntry.KIND)
+        if kind == SubmissionHeader.KIND:
+            yield lineno, validate_line(path, lineno, obj, SubmissionHeader)
+        elif kind == SubmissionEntry.KIND:
+            if index is not None:
+                _check_edge_count(path, lineno, obj, index, benchmark)
+            yield lineno, validate_line(path, lineno, obj, SubmissionEntry)
+        else:
+            raise _wrong_kind(path, lineno, kind)
+
+
+_DATETIME = TypeAdapter(datetime)
+
+
+def validate_line(path: Path, lineno: int, obj: dict, record_type):
+    """One line as ``record_type``, strictly: a field of the wrong JSON type is refused.
+
+    pydantic's strict mode does the refusing. Two things JSON gives that strict mode would
+    refuse are read as the schema reads them: a number with no fraction is an integer, and
+    the header's ``created_at`` is an ISO 8601 string.
+    """
     try:
-        return record_type.model_validate(obj)
+        try:
+            return record_type.model_validate(_header_time(obj), strict=True)
+        except ValidationError:
+            as_json = _integral_numbers(obj)
+            if as_json is obj:
+                raise
+            return record_type.model_validate(_header_time(as_json), strict=True)
     except ValidationError as exc:
         rid = obj.get("span_id")
         raise InputError.at(path, format_validation_error(exc), line=lineno,
-                            record=str(rid) if rid else None) from None
+                            record=str(rid) if isinstance(rid, str) and rid else None) from None
+
+
+#: The schema's ``date-time`` format (RFC 3339): a date, ``T``, a time, and an offset.
+_RFC3339 = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?"
+                      r"([Zz]|[+-][0-9]{2}:[0-9]{2})")
+
+
+def _header_time(obj: dict) -> dict:
+    """``created_at`` parsed, when it is an RFC 3339 string; anything else is left for strict
+    validation to refuse (strict mode takes no string for a datetime), naming the field."""
+    value = obj.get("created_at")
+    if obj.get("kind") != SubmissionHeader.KIND or not isinstance(value, str) or \
+            not _RFC3339.fullmatch(value):
+        return obj
+    try:
+        return {**obj, "created_at": _DATETIME.validate_strings(value, strict=True)}
+    except ValidationError:
+        return obj
+
+
+def _integral(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def _integral_numbers(obj: dict) -> dict:
+    """``obj`` with integral floats made integers where the schema wants integers (a copy,
+    or ``obj`` itself when there is none)."""
+    out = obj
+    if isinstance(obj.get("schema_version"), float):
+        out = {**obj, "schema_version": _integral(obj["schema_version"])}
+    edges = obj.get("edges")
+    if isinstance(edges, list) and any(
+        isinstance(e, dict) and (isinstance(e.get("child"), float)
+                                 or isinstance(e.get("parent"), float)) for e in edges
+    ):
+        out = {**out, "edges": [
+            {**e, "child": _integral(e.get("child")), "parent": _integral(e.get("parent"))}
+            if isinstance(e, dict) and ("child" in e and "parent" in e) else e
+            for e in edges]}
+    return out
 
 
 def _check_entry_alone(path: Path, lineno: int, entry: SubmissionEntry, warnings: Warnings) -> None:
@@ -161,9 +306,93 @@ def _check_entry_alone(path: Path, lineno: int, entry: SubmissionEntry, warnings
             warnings.add("duplicate-edge", f"line {lineno}: {e.child}->{e.parent}")
         seen.add((e.child, e.parent))
     if entry.skipped and entry.edges:
-        raise InputError.at(path, f"the span is marked skipped ({entry.skipped!r}) but has "
-                            f"{len(entry.edges)} edge(s); give either edges or a skipped reason",
-                            line=lineno, record=entry.span_id)
+        raise InputError.at(path, f"the span is marked skipped ({_short(entry.skipped)!r}) but "
+                            f"has {len(entry.edges)} edge(s); give either edges or a skipped "
+                            "reason", line=lineno, record=entry.span_id)
+    if entry.skipped:
+        warnings.add("skipped-span", f"{entry.span_id}: {_short(entry.skipped)}")
+
+
+def _span_of(path: Path, lineno: int, span_id: str, index: dict[str, BenchmarkSpan],
+             benchmark: Benchmark) -> BenchmarkSpan:
+    span = index.get(span_id)
+    if span is None:
+        raise InputError.at(path, f"span id is not in the benchmark {benchmark.origin} "
+                            f"({len(index)} spans{_why_unknown(span_id, benchmark)}); was this "
+                            "submission made for another benchmark or version?",
+                            line=lineno, record=span_id)
+    return span
+
+
+def _why_unknown(span_id: str, benchmark: Benchmark) -> str:
+    """What a span id that is not in the benchmark names (parsed from the right)."""
+    try:
+        conv_id, turn, start, end = parse_span_id(span_id)
+    except ValueError:
+        return "; this is not a span id, <conversation id>#<turn>:<start>-<end>"
+    if conv_id not in benchmark.conversations:
+        return f"; conversation {conv_id!r} is not in it"
+    return (f"; it has conversation {conv_id!r} but no span at turn {turn}, characters "
+            f"{start}-{end}")
+
+
+def _check_edge_count(path: Path, lineno: int, obj: dict, index: dict[str, BenchmarkSpan],
+                      benchmark: Benchmark) -> None:
+    """Refuse, before validating them one by one, more edges than the conversation has pairs."""
+    sid, edges = obj.get("span_id"), obj.get("edges")
+    if isinstance(sid, str) and isinstance(edges, list) and sid in index:
+        conv = benchmark.conversations[index[sid].conversation_id]
+        _check_count(path, lineno, sid, len(edges), len(conv.turns))
+
+
+def _check_count(path: Path, lineno: int, span_id: str, n_edges: int, n_turns: int) -> None:
+    # Duplicates are tolerated (counted), but no more of them than there are distinct
+    # pairs: that bounds what one line may hold by the benchmark, not by the submission.
+    pairs = n_turns * (n_turns - 1) // 2
+    if n_edges > pairs:
+        raise InputError.at(path, f"the span lists {n_edges} edges, more than the {pairs} "
+                            f"possible (child, parent) pairs of its conversation's {n_turns} "
+                            "turns; list each edge once", line=lineno, record=span_id)
+
+
+def check_entry(path: Path, lineno: int, entry: SubmissionEntry, span: BenchmarkSpan,
+                conversation: Conversation) -> None:
+    """The checks of one prediction against its span: every edge links two turns of the
+    conversation, points backwards (parent < child) and starts no later than the target."""
+    n_turns = len(conversation.turns)
+    target = span.graph.target
+    sid = entry.span_id
+    _check_count(path, lineno, sid, len(entry.edges), n_turns)
+    for e in entry.edges:
+        edge = f"edge {e.child}->{e.parent}"
+        for x in (e.child, e.parent):
+            if not 0 <= x < n_turns:
+                raise InputError.at(path, f"{edge}: turn {x} does not exist (the conversation "
+                                    f"has turns 0 to {n_turns - 1})", line=lineno, record=sid)
+        if e.parent >= e.child:
+            raise InputError.at(path, f"{edge} points forwards; an edge goes from a turn to "
+                                "an earlier one (parent < child)", line=lineno, record=sid)
+        if e.child > target:
+            raise InputError.at(path, f"{edge} starts at turn {e.child}, after the target "
+                                f"turn {target}; provenance lies before the target",
+                                line=lineno, record=sid)
+
+
+def _score(span: BenchmarkSpan, conversation: Conversation,
+           pairs: list[tuple[int, int]]) -> SpanScore:
+    return score_span(span.id, pairs, [e.pair for e in span.graph.edges], span.sources,
+                      conversation, span.dependency_type)
+
+
+def _count_missing(sub: Submission, benchmark: Benchmark) -> list[str]:
+    missing = [s.id for s in benchmark.spans if s.id not in sub.lines]
+    sub.warnings.replace("missing-span", missing)
+    return missing
+
+
+def _short(text: str | None, limit: int = 120) -> str:
+    text = text or ""
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
 def _wrong_kind(path: Path, lineno: int, kind: object) -> InputError:
@@ -181,10 +410,10 @@ def _explain_json_document(path: Path, exc: InputError) -> InputError:
     if getattr(exc, "line", None) not in (1, 2) or "malformed JSON" not in exc.message:
         return exc
     try:
-        if path.stat().st_size > 100_000_000:
+        if path.stat().st_size > 10_000_000:
             return exc
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        doc = loads(path.read_bytes())
+    except (OSError, JSONError):
         return exc
     kind = doc.get("kind") if isinstance(doc, dict) else None
     what = _OTHER_KINDS.get(kind, f"a JSON {type(doc).__name__}") if kind else \
@@ -196,38 +425,26 @@ def _explain_json_document(path: Path, exc: InputError) -> InputError:
 def check_against_benchmark(submission: Submission, benchmark: Benchmark) -> list[str]:
     """Check every entry against the benchmark; returns the span ids missing (counted).
 
-    Errors: a span id the benchmark does not have; an edge to a turn outside the
-    conversation, one that does not point backwards (parent < child), one that starts after
-    the target turn.
+    For a submission read without a benchmark (every entry kept): each entry is checked with
+    :func:`check_entry` and scored. One read with this benchmark was checked as it was read.
+    Errors: a span id the benchmark does not have; more edges than the conversation has turn
+    pairs; an edge to a turn outside the conversation, one that does not point backwards
+    (parent < child), one that starts after the target turn.
     """
-    gold = benchmark.span_index()
+    if submission.checked is benchmark:
+        return [s.id for s in benchmark.spans if s.id not in submission.lines]
+    if submission.checked is not None:
+        raise ValueError("this submission was read against another benchmark; read it again")
+    index = benchmark.span_index()
     path = submission.path
-    for span_id, entry in submission.entries.items():
-        lineno = submission.lines[span_id]
-        span = gold.get(span_id)
-        if span is None:
-            raise InputError.at(path, f"span id is not in the benchmark {benchmark.origin} "
-                                f"({len(gold)} spans); was this submission made for another "
-                                "benchmark or version?", line=lineno, record=span_id)
-        n_turns = len(benchmark.conversations[span.conversation_id].turns)
-        target = span.graph.target
-        for e in entry.edges:
-            edge = f"edge {e.child}->{e.parent}"
-            for x in (e.child, e.parent):
-                if not 0 <= x < n_turns:
-                    raise InputError.at(path, f"{edge}: turn {x} does not exist (the conversation "
-                                        f"has turns 0 to {n_turns - 1})", line=lineno,
-                                        record=span_id)
-            if e.parent >= e.child:
-                raise InputError.at(path, f"{edge} points forwards; an edge goes from a turn to "
-                                    "an earlier one (parent < child)", line=lineno, record=span_id)
-            if e.child > target:
-                raise InputError.at(path, f"{edge} starts at turn {e.child}, after the target "
-                                    f"turn {target}; provenance lies before the target",
-                                    line=lineno, record=span_id)
-    missing = [s.id for s in benchmark.spans if s.id not in submission.entries]
-    submission.warnings.replace("missing-span", missing)
-    submission.warnings.replace("skipped-span", [
-        f"{span_id}: {entry.skipped}" for span_id, entry in submission.entries.items()
-        if entry.skipped])
-    return missing
+    scores: dict[str, SpanScore] = {}
+    for sid, entry in submission.entries.items():
+        lineno = submission.lines[sid]
+        span = _span_of(path, lineno, sid, index, benchmark)
+        conv = benchmark.conversations[span.conversation_id]
+        check_entry(path, lineno, entry, span, conv)
+        if not entry.skipped:
+            scores[sid] = _score(span, conv, [(e.child, e.parent) for e in entry.edges])
+    submission.scores = scores
+    submission.checked = benchmark
+    return _count_missing(submission, benchmark)

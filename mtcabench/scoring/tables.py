@@ -15,12 +15,15 @@ from mtcabench.scoring.report import (
     Comparison,
     Difference,
     Estimate,
+    ReportRow,
     ScoreReport,
     WarningCount,
 )
 
 #: Metrics shown by default in a comparison on the terminal (all are in the files).
 HEADLINE = ("edge_f1", "source_recall", "hallucinated_source_recall")
+#: Marks a floor's row under the submission's row of the same group.
+FLOOR_MARK = "↳"
 
 
 def fmt(value: float | None, digits: int = 3, signed: bool = False) -> str:
@@ -46,6 +49,21 @@ def _average_caption(average: str, bootstrap) -> str:
     return f"{average} average: {AVERAGES[average]}; {ci}"
 
 
+def floors_note(report: ScoreReport) -> str:
+    """What the floor rows are, or '' when the report has none."""
+    if not report.floors:
+        return ""
+    names = " and ".join(f.method for f in report.floors)
+    return (f"{FLOOR_MARK} rows: the model-free floors {names}, computed on the same spans "
+            "(no model; docs/evaluate.md); a score means something only above them")
+
+
+def _floor_rows(report: ScoreReport, row: ReportRow) -> list[tuple[str, ReportRow]]:
+    """Each floor's row of the same group as ``row``, with its label."""
+    return [(f"{FLOOR_MARK} floor {f.method}", f.row(row.breakdown, row.group))
+            for f in report.floors]
+
+
 def warnings_line(warnings: list[WarningCount]) -> str:
     """One line counting the tolerated issues, or '' when there were none."""
     if not warnings:
@@ -60,10 +78,11 @@ def warnings_line(warnings: list[WarningCount]) -> str:
 def report_table(report: ScoreReport, average: str = "macro") -> Table:
     """One submission: a row per group, a column per metric, value and interval."""
     s = report.spans
+    note = floors_note(report)
     table = Table(
         title=f"{report.submission.label} on {report.benchmark}: {s.benchmark} spans, "
               f"{s.missing + s.skipped} scored empty ({s.missing} missing, {s.skipped} skipped)",
-        caption=_average_caption(average, report.bootstrap),
+        caption=_average_caption(average, report.bootstrap) + (f"\n{note}" if note else ""),
         title_justify="left", caption_justify="left",
     )
     table.add_column("group")
@@ -75,12 +94,18 @@ def report_table(report: ScoreReport, average: str = "macro") -> Table:
         if previous is not None and row.breakdown != previous:
             table.add_section()
         previous = row.breakdown
-        cells = []
-        for name in METRICS:
-            e = getattr(row.metrics[name], average)
-            cells.append(Text.assemble(fmt(e.value), "\n", (fmt_interval(e, 2), "dim")))
-        table.add_row(row.title, str(row.spans), *cells)
+        table.add_row(row.title, str(row.spans), *_cells(row, average))
+        for label, floor_row in _floor_rows(report, row):
+            table.add_row(label, "", *_cells(floor_row, average), style="dim")
     return table
+
+
+def _cells(row: ReportRow, average: str) -> list[Text]:
+    cells = []
+    for name in METRICS:
+        e = getattr(row.metrics[name], average)
+        cells.append(Text.assemble(fmt(e.value), "\n", (fmt_interval(e, 2), "dim")))
+    return cells
 
 
 def comparison_table(cmp: Comparison, average: str = "macro",
@@ -154,6 +179,11 @@ def report_markdown(report: ScoreReport) -> str:
         for w in report.warnings:
             ex = f" e.g. {', '.join(w.examples[:3])}" if w.examples else ""
             lines.append(f"  - `{w.code}` x{w.count}: {w.meaning}.{ex}")
+    if report.floors:
+        lines.append(f"- floors (rows marked {FLOOR_MARK}): model-free baselines computed on the "
+                     "same spans, with the same metrics and intervals; a score means something "
+                     "only above them:")
+        lines += [f"  - `{f.method}`: {f.description}" for f in report.floors]
     lines += ["", "## Metrics", ""]
     lines += [f"- **{name}**: {formula}" for name, formula in report.definitions.items()]
     lines += [f"- **{avg}** average: {text}" for avg, text in report.averages.items()]
@@ -165,6 +195,9 @@ def report_markdown(report: ScoreReport) -> str:
         for row in report.rows:
             lines.append(_md_row([row.title, str(row.spans), str(row.missing)] + [
                 _md_estimate(getattr(row.metrics[n], average)) for n in METRICS]))
+            for label, floor_row in _floor_rows(report, row):
+                lines.append(_md_row([f"{label} (model-free)", "", str(floor_row.missing)] + [
+                    _md_estimate(getattr(floor_row.metrics[n], average)) for n in METRICS]))
     return "\n".join(lines) + "\n"
 
 
@@ -205,6 +238,6 @@ def comparison_markdown(cmp: Comparison) -> str:
 
 
 __all__ = [
-    "BREAKDOWNS", "HEADLINE", "comparison_markdown", "comparison_table", "report_markdown",
-    "report_table", "warnings_line",
+    "BREAKDOWNS", "FLOOR_MARK", "HEADLINE", "comparison_markdown", "comparison_table",
+    "floors_note", "report_markdown", "report_table", "warnings_line",
 ]

@@ -5,7 +5,12 @@ the OpenAI API the annotator uses, records every request it receives (method, pa
 headers, body) and can be told to answer the next chat requests with faults: ``429`` (with
 ``Retry-After``), ``500``, a ``timeout`` (answers too late), ``truncated`` (a response body cut
 in the middle of its JSON: the connection closes early), ``truncated-json`` (a complete HTTP
-message whose JSON is cut short). Answers come from a responder function given the request body.
+message whose JSON is cut short), ``drip`` (a good answer whose body comes one byte at a time,
+``drip_s`` apart) and ``drip-all`` (the status line and headers too). Answers come from a
+responder function given the request body. With ``echo_auth`` it is hostile: every answer,
+error message and batch result holds the credentials the request carried. It also speaks
+Azure OpenAI's routes (``/openai/deployments/<name>/chat/completions?api-version=...``,
+``/openai/files``, ``/openai/batches``) and its ``api-key`` header.
 
 :class:`CountingProxy` forwards to a real server (the llama.cpp one) and logs each request
 and whether it completed, so that a test can count requests at the HTTP layer.
@@ -13,6 +18,7 @@ and whether it completed, so that a test can count requests at the HTTP layer.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -32,7 +38,7 @@ import httpx
 class Recorded:
     method: str
     path: str
-    headers: dict[str, str]
+    headers: httpx.Headers  # case-insensitive, as HTTP headers are
     body: bytes
     at: float
 
@@ -100,11 +106,14 @@ class _Handler(BaseHTTPRequestHandler):
         return self.rfile.read(n) if n else b""
 
     def _send(self, status: int, body: bytes | dict | str, headers: dict[str, str] | None = None,
-              content_type: str = "application/json", cut: bool = False) -> None:
+              content_type: str = "application/json", cut: bool = False,
+              drip: float = 0.0, drip_head: bool = False) -> None:
         if isinstance(body, dict):
             body = json.dumps(body).encode()
         elif isinstance(body, str):
             body = body.encode()
+        if drip:
+            return self._drip(status, body, content_type, drip, drip_head)
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         for k, v in (headers or {}).items():
@@ -119,10 +128,24 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        try:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             self.wfile.write(body)
+
+    def _drip(self, status: int, body: bytes, content_type: str, every: float,
+              head_too: bool) -> None:
+        """The whole answer, well formed, one byte every ``every`` seconds."""
+        head = (f"HTTP/1.1 {status} OK\r\nContent-Type: {content_type}\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n").encode()
+        if not head_too:
+            self.wfile.write(head)
+            self.wfile.flush()
+        try:
+            for i in range(0 if head_too else len(head), len(head) + len(body)):
+                time.sleep(every)
+                self.wfile.write((head + body)[i:i + 1])
+                self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
-            pass
+            self.close_connection = True  # the client gave up, as it should
 
     def do_GET(self) -> None:
         self.server.owner._handle(self, "GET", b"")
@@ -141,11 +164,14 @@ class FakeOpenAI:
 
     def __init__(self, responder: Callable[[dict[str, Any]], str] | None = None, *,
                  latency_s: float = 0.0, timeout_sleep_s: float = 2.0, api_key: str | None = None,
-                 batch_polls_before_done: int = 1):
+                 batch_polls_before_done: int = 1, drip_s: float = 0.02,
+                 echo_auth: bool = False):
         self.responder = responder or (lambda body: json.dumps({"spans": []}))
         self.latency_s = latency_s
         self.timeout_sleep_s = timeout_sleep_s
         self.api_key = api_key
+        self.drip_s = drip_s
+        self.echo_auth = echo_auth
         self.faults: deque[str] = deque()
         self.requests: list[Recorded] = []
         self.files: dict[str, bytes] = {}
@@ -163,6 +189,11 @@ class FakeOpenAI:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
+    @property
+    def root_url(self) -> str:
+        """The server without ``/v1``: an Azure OpenAI endpoint's form."""
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
     def start(self) -> FakeOpenAI:
         self._thread.start()
         return self
@@ -178,16 +209,26 @@ class FakeOpenAI:
         self.stop()
 
     def chat_requests(self) -> list[Recorded]:
-        return [r for r in self.requests if r.path.endswith("/chat/completions")]
+        return [r for r in self.requests if r.path.split("?")[0].endswith("/chat/completions")]
 
     # ------------------------------------------------------------------ dispatch
+    def _credentials(self, h: _Handler) -> str:
+        return " ".join(v for v in (h.headers.get("Authorization"), h.headers.get("api-key")) if v)
+
     def _handle(self, h: _Handler, method: str, body: bytes) -> None:
         with self._lock:
-            self.requests.append(Recorded(method, h.path, dict(h.headers), body, time.time()))
-        if self.api_key is not None and h.headers.get("Authorization") != f"Bearer {self.api_key}":
-            h._send(401, {"error": {"message": "Incorrect API key provided"}})
+            self.requests.append(Recorded(method, h.path, httpx.Headers(list(h.headers.items())),
+                                          body, time.time()))
+        if self.api_key is not None and self.api_key not in (
+                (h.headers.get("Authorization") or "").removeprefix("Bearer "),
+                h.headers.get("api-key")):
+            echo = f": {self._credentials(h)}" if self.echo_auth else ""
+            h._send(401, {"error": {"message": f"Incorrect API key provided{echo}"}})
             return
-        path = h.path.removeprefix("/v1")
+        # A proxy is sent the absolute URL: it stands in for the server named there.
+        path = re.sub(r"^https?://[^/]+", "", h.path.split("?", 1)[0]).removeprefix("/v1")
+        # Azure OpenAI: /openai/deployments/<name>/chat/completions, /openai/files, ...
+        path = re.sub(r"^/openai/deployments/[^/]+", "", path).removeprefix("/openai")
         if method == "POST" and path == "/chat/completions":
             return self._chat(h, json.loads(body))
         if method == "POST" and path == "/files":
@@ -216,6 +257,8 @@ class FakeOpenAI:
     def _answer(self, h: _Handler, body: dict[str, Any], fault: str | None) -> None:
         if self.latency_s:
             time.sleep(self.latency_s)
+        if self.echo_auth:  # a hostile server: the key comes back in the answer
+            body = {**body, "_echo": self._credentials(h)}
         if fault == "429":
             return h._send(429, {"error": {"message": "Rate limit reached"}},
                            headers={"Retry-After": "1"})
@@ -223,13 +266,21 @@ class FakeOpenAI:
             return h._send(500, {"error": {"message": "The server had an error"}})
         if fault == "timeout":
             time.sleep(self.timeout_sleep_s)
-            return h._send(200, completion(self.responder(body)))
-        content = self.responder(body)
+            return h._send(200, completion(self._respond(body)))
+        content = self._respond(body)
         chars = sum(len(m["content"]) for m in body["messages"])
         answer = completion(content, body.get("model", "fake"), prompt_chars=chars)
         if fault == "truncated-json":  # a complete HTTP message whose JSON is cut short
             return h._send(200, json.dumps(answer)[:60])
-        h._send(200, answer, cut=(fault == "truncated"))
+        h._send(200, answer, cut=(fault == "truncated"),
+                drip=self.drip_s if fault in ("drip", "drip-all") else 0.0,
+                drip_head=fault == "drip-all")
+
+    def _respond(self, body: dict[str, Any]) -> str:
+        content = self.responder({k: v for k, v in body.items() if k != "_echo"})
+        if "_echo" in body:
+            content = f"{content} (you sent {body['_echo']})"
+        return content
 
     # ------------------------------------------------------------------ batch API
     def _upload(self, h: _Handler, body: bytes) -> None:
@@ -269,7 +320,8 @@ class FakeOpenAI:
         elif b["status"] != "completed":
             out = []
             for line in lines:
-                content = self.responder(line["body"])
+                content = self._respond({**line["body"], "_echo": self._credentials(h)}
+                                        if self.echo_auth else line["body"])
                 chars = sum(len(m["content"]) for m in line["body"]["messages"])
                 out.append(json.dumps({
                     "id": f"batch_req_{uuid.uuid4().hex[:8]}", "custom_id": line["custom_id"],

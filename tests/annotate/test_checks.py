@@ -7,8 +7,8 @@ import json
 import pytest
 from annotate_data import tiny_conversation
 
-from mtcabench.annotate.checks import candidate_from_answer, proposals_from_answer
-from mtcabench.annotate.quotes import find_quote, normalise
+from mtcabench.annotate.phases import candidate_from_answer, proposals_from_answer
+from mtcabench.annotate.phases.quotes import find_quote, normalise
 from mtcabench.graph import check_graph
 from mtcabench.model import Annotator, DependencyType, EdgeKind
 

@@ -38,7 +38,8 @@ def test_propose_then_verify_matches_run(fake_openai, tiny_path, tmp_path):
     # Same cache: the run sent nothing, and wrote the same records.
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["requests_sent"] == 0 and summary["cache_hits"] == 9
-    strip = lambda recs: {k: {**v, "created_at": None} for k, v in recs.items()}
+    def strip(recs):
+        return {k: {**v, "created_at": None} for k, v in recs.items()}
     assert strip(records(tmp_path / "c.jsonl")) == strip(records(tmp_path / "run" /
                                                                  "candidates.jsonl"))
     assert strip(records(tmp_path / "p.jsonl")) == strip(records(tmp_path / "run" /

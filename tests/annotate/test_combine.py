@@ -16,6 +16,7 @@ from mtcabench.model import (
     ProvenanceGraph,
     Rejection,
     TargetSpan,
+    parse_span_id,
 )
 
 LLM = Annotator(name="llm", model="m")
@@ -26,9 +27,9 @@ def cand(annotator, sid, pairs, turn=8, status="ok"):
     edges = [Edge(child=c, parent=p, kind=EdgeKind.STRUCTURAL if (c, p) == (7, 6) else
                   EdgeKind.CONTENT) for c, p in pairs]
     nodes = sorted({turn} | {x for pr in pairs for x in pr})
+    _, _, start, end = parse_span_id(sid.removesuffix("/rejected"))  # a rejected record's id
     return Candidate(id=sid, conversation_id="c", annotator=annotator, status=status,
-                     span=TargetSpan(turn=turn, start=int(sid.split(":")[1].split("-")[0]),
-                                     end=int(sid.split("-")[1].split("/")[0]), text="x" * 3),
+                     span=TargetSpan(turn=turn, start=start, end=end, text="x" * 3),
                      dependency_type=DependencyType.DIRECT,
                      graph=ProvenanceGraph(target=turn, nodes=nodes, edges=edges),
                      rejections=[Rejection(reason="schema")] if status != "ok" else [])

@@ -12,6 +12,7 @@ from mtcabench.annotate import Budget, annotate_run
 from mtcabench.cli import app
 from mtcabench.errors import ExitCode, ServiceError, Stopped
 from mtcabench.io import iter_json_lines
+from mtcabench.model import parse_span_id
 
 runner = CliRunner()
 
@@ -84,7 +85,7 @@ def test_persistent_500_leaves_the_item_for_a_rerun(fake_openai, tiny_path, tmp_
     assert len(fake_openai.chat_requests()) - sent_before == 3
     for name in ("proposals.jsonl", "candidates.jsonl"):
         assert len(ids(out / name)) == len(set(ids(out / name)))
-    assert {i.split("#")[0] for i in ids(out / "candidates.jsonl")} == {"tiny/a", "tiny/b"}
+    assert {parse_span_id(i)[0] for i in ids(out / "candidates.jsonl")} == {"tiny/a", "tiny/b"}
 
 
 def test_refusal_stops_with_one_clear_line(tiny_path, tmp_path, monkeypatch):

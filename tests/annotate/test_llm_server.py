@@ -12,7 +12,7 @@ import pytest
 from annotate_data import TINY, good_propose_table, tiny_conversation
 
 from mtcabench.annotate import annotate_verify
-from mtcabench.annotate.checks import proposals_from_answer
+from mtcabench.annotate.phases import proposals_from_answer
 from mtcabench.errors import ServiceError
 from mtcabench.graph import check_graph
 from mtcabench.io import iter_json_lines, load_conversations, read_records, write_records

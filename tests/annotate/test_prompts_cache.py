@@ -7,13 +7,21 @@ import json
 import pytest
 from annotate_data import tiny_conversation
 
-from mtcabench.annotate.accounting import Accounting, Budget, Prices
-from mtcabench.annotate.cache import Answer, ResponseCache, request_key
-from mtcabench.annotate.chat_requests import RequestBuilder, RequestSettings, Sampling
-from mtcabench.annotate.client import Endpoint
-from mtcabench.annotate.schemas import ProposeOut, VerifyOut, output_schema, response_format
-from mtcabench.annotate.templates import PROMPTS_DIR, load_template, parse_template
-from mtcabench.annotate.transcript import TranscriptLimits, render_transcript
+from mtcabench.annotate.llm import (
+    Accounting,
+    Answer,
+    Budget,
+    Endpoint,
+    Prices,
+    ResponseCache,
+    request_key,
+)
+from mtcabench.annotate.phases import ProposePhase, RequestSettings, Sampling
+from mtcabench.annotate.phases.propose import ProposeOut
+from mtcabench.annotate.phases.schema import output_schema, response_format
+from mtcabench.annotate.phases.templates import PROMPTS_DIR, load_template, parse_template
+from mtcabench.annotate.phases.transcript import TranscriptLimits, render_transcript
+from mtcabench.annotate.phases.verify import VerifyOut
 from mtcabench.errors import InputError
 
 
@@ -74,12 +82,12 @@ def test_schema_is_flat_and_strict_for_both_flavours():
         for obj in objects(schema):
             assert obj["additionalProperties"] is False
             assert set(obj["required"]) == set(obj["properties"])
-    openai = response_format("verify", "json_schema")
+    openai = response_format(VerifyOut, "json_schema", name="verify_output")
     assert openai["type"] == "json_schema" and openai["json_schema"]["strict"] is True
-    llama = response_format("verify", "json_object")
+    llama = response_format(VerifyOut, "json_object", name="verify_output")
     assert llama["type"] == "json_object" and llama["schema"] == openai["json_schema"]["schema"]
     with pytest.raises(ValueError):
-        response_format("verify", "grammar")
+        response_format(VerifyOut, "grammar", name="verify_output")
 
 
 def test_transcript_shortens_long_turns_and_drops_oldest_with_notes():
@@ -98,29 +106,29 @@ def _builder(**kw):
     endpoint = Endpoint(base_url=kw.pop("base_url", "http://x/v1"), model=kw.pop("model", "m"),
                         identity=kw.pop("identity", ""),
                         response_format=kw.pop("flavour", "json_schema"))
-    return RequestBuilder(endpoint, RequestSettings(**kw))
+    return ProposePhase(endpoint, load_template("propose"), RequestSettings(**kw))
 
 
 def test_cache_key_depends_on_everything_that_shapes_the_answer():
     conv = tiny_conversation("t/a", "mia_li_3668", "NO6JO3", 412)
-    base = _builder().propose(conv, (4, 8)).key
+    base = _builder().request(conv, (4, 8)).key
     variants = [
         _builder(base_url="http://y/v1"),
         _builder(model="m2"),
         _builder(flavour="json_object"),
         _builder(sampling=Sampling(temperature=0.5)),
         _builder(sampling=Sampling(seed=1)),
-        _builder(sampling=Sampling(max_tokens_propose=99)),
+        _builder(max_tokens={"propose": 99}),
         _builder(limits=TranscriptLimits(max_turn_chars=100, max_chars=200)),
     ]
-    keys = {b.propose(conv, (4, 8)).key for b in variants}
+    keys = {b.request(conv, (4, 8)).key for b in variants}
     assert base not in keys and len(keys) == len(variants)
-    assert _builder().propose(conv, (4, 8)).key == base  # stable
-    assert _builder().propose(conv, (4,)).key != base  # messages
+    assert _builder().request(conv, (4, 8)).key == base  # stable
+    assert _builder().request(conv, (4,)).key != base  # messages
     # Same model file behind another port: the embedded server's identity keeps the key.
     a = _builder(base_url="http://127.0.0.1:1/v1", identity="embedded-llama.cpp:x")
     b = _builder(base_url="http://127.0.0.1:2/v1", identity="embedded-llama.cpp:x")
-    assert a.propose(conv, (4, 8)).key == b.propose(conv, (4, 8)).key
+    assert a.request(conv, (4, 8)).key == b.request(conv, (4, 8)).key
     # The prompt template's version and hash are part of it.
     k = dict(endpoint="e", model="m", body={"a": 1})
     assert request_key(prompt_version="v1", prompt_hash="h", **k) != request_key(

@@ -17,8 +17,8 @@ import time
 import pytest
 from annotate_fakes import CountingProxy
 
-from mtcabench.annotate.cache import request_key
-from mtcabench.annotate.templates import load_template
+from mtcabench.annotate.llm import request_key
+from mtcabench.annotate.phases import load_template
 from mtcabench.io import iter_json_lines
 
 pytestmark = [pytest.mark.llm_server, pytest.mark.slow]

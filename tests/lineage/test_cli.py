@@ -34,8 +34,8 @@ def test_writes_candidates_and_prints_summary(sample_conversations, tmp_path):
     assert res.exit_code == 0, res.output
     cands = list(read_records(out, Candidate))
     assert len(cands) == 21
-    assert {c.annotator.label for c in cands} == {"lineage:lineage-v1"}
-    assert "spans by type:  direct 16, chained 3, multi-source 1, hallucination 1" in res.output
+    assert {c.annotator.label for c in cands} == {"lineage:lineage-v2"}
+    assert "spans by type:  direct 17, chained 2, multi-source 1, hallucination 1" in res.output
     assert "spans by depth:" in res.output and "skipped by rule:" in res.output
     assert "unsupported-value 1" in res.output
     assert json.loads(summary.read_text())["spans"] == 21
@@ -48,9 +48,36 @@ def test_options_change_the_rules(sample_conversations, tmp_path):
     assert res.exit_code == 0, res.output
     cands = list(read_records(out, Candidate))
     texts = [c.span.text for c in cands]
-    assert {c.annotator.rules_version[:11] for c in cands} == {"lineage-v1+"}
+    assert {c.annotator.rules_version[:11] for c in cands} == {"lineage-v2+"}
     assert "JFK" not in texts and "SEA" not in texts and "ORD" not in texts
     assert "HAT136" in texts and "151" not in texts  # 3 characters < 4
+
+
+def test_rules_v1_reproduces_the_earlier_output(sample_conversations, tmp_path):
+    out, summary = tmp_path / "v1.jsonl", tmp_path / "v1.json"
+    res = invoke("annotate", "lineage", "--rules", "lineage-v1", "--in", sample_conversations,
+                 "--out", out, "--summary-json", summary)
+    assert res.exit_code == 0, res.output
+    cands = list(read_records(out, Candidate))
+    assert {c.annotator.label for c in cands} == {"lineage:lineage-v1"}
+    assert "lineage lineage-v1: 21 spans" in res.output
+    assert "spans by type:  direct 16, chained 3, multi-source 1, hallucination 1" in res.output
+    # v1's summary lists v1's reasons and settings only, as it always did
+    d = json.loads(summary.read_text())
+    assert "clause-one-source" not in d["skipped"] and "clause_spans" not in d["settings"]
+    res = invoke("annotate", "lineage", "--rules", "lineage-v1", "--stop-word", "JFK",
+                 "--in", sample_conversations, "--out", tmp_path / "v1o.jsonl")
+    assert {c.annotator.rules_version[:11]
+            for c in read_records(tmp_path / "v1o.jsonl", Candidate)} == {"lineage-v1+"}
+
+
+def test_unknown_rules_version_is_a_usage_error(sample_conversations, tmp_path):
+    out = tmp_path / "c.jsonl"
+    res = invoke("annotate", "lineage", "--rules", "lineage-v9", "--in", sample_conversations,
+                 "--out", out)
+    assert res.exit_code == ExitCode.USAGE
+    assert "lineage-v9" in res.output and "lineage-v1, lineage-v2" in res.output
+    assert not out.exists()
 
 
 def test_missing_input_is_one_clear_error(tmp_path):

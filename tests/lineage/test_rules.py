@@ -125,8 +125,10 @@ def test_min_length_and_stop_list_are_configurable():
     cands, summary = run(conv, LineageConfig(stop_list=frozenset({"jfk"})))
     assert spans(cands) == [(3, "ab_12")] and summary.excluded_values["stop-list"] >= 1
     # other settings never pass for the defaults: the rules version carries their hash
-    assert cands[0].annotator.rules_version.startswith("lineage-v1+")
-    assert run(conv)[0][0].annotator.rules_version == "lineage-v1"
+    assert cands[0].annotator.rules_version.startswith("lineage-v2+")
+    assert run(conv)[0][0].annotator.rules_version == "lineage-v2"
+    v1 = LineageConfig(rules="lineage-v1", stop_list=frozenset({"jfk"}))
+    assert run(conv, v1)[0][0].annotator.rules_version.startswith("lineage-v1+")
     assert summary.as_dict()["settings"]["stop_list"] == ["jfk"]
     with pytest.raises(ValueError, match="min_length"):
         LineageConfig(min_length=0)
@@ -189,7 +191,11 @@ def test_datetime_states_its_date():
     assert spans(cands) == [(3, "2024-05-01"), (3, "X9Y8Z7")]
     assert edges(cands[0]) == {(3, 2, "c"), (2, 1, "s"), (1, 0, "c")}
     assert cands[0].graph.edges[0].evidence.quote == "2024-05-01"
-    assert edges(cands[1]) == {(3, 0, "c")}  # 2 only echoes its call's argument
+    # v2: the answer read X9Y8Z7 from the result 2 that shows it, whose call took it from 0;
+    # v1 skipped 2 as an echo of its own call's argument
+    assert edges(cands[1]) == {(3, 2, "c"), (2, 1, "s"), (1, 0, "c")}
+    v1, _ = run(conv, LineageConfig(rules="lineage-v1"))
+    assert edges(v1[1]) == {(3, 0, "c")}
 
 
 def test_parallel_calls_link_to_their_own_call_line():
@@ -249,4 +255,5 @@ def test_deterministic_output():
     conv = build(*LOOKUP, ("a", "Reservation X9Y8Z7 for ab_12."))
     a = [c.model_dump() for c in run(conv)[0]]
     b = [c.model_dump() for c in run(conv)[0]]
-    assert a == b and len(a) == 2
+    # X9Y8Z7 (from 3), ab_12 (from 1) and the clause joining the two sources
+    assert a == b and len(a) == 3

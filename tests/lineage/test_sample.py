@@ -1,4 +1,5 @@
-"""Lineage on the bundled sample: every span and graph, written by hand from the conversations.
+"""Lineage rules ``lineage-v2`` (the default) on the bundled sample: every span and graph,
+written by hand from the conversations (the v1 expectations are in test_sample_v1.py).
 
 The three conversations (scripts/make_sample.py):
 - s1, a chain through a tool call and a summary: 1 user gives sara_doe_496; 2 calls
@@ -6,11 +7,16 @@ The three conversations (scripts/make_sample.py):
   6 calls get_reservation_details(4WQ150); 7 returns the trip (JFK, SEA, HAT136, 2024-05-20,
   151, credit_card_7815826); 8 summarises it; 10 repeats HAT136, $151, credit_card_7815826.
 - s2, a multi-source answer: 1 user gives ORD, LAX, 2024-05-22, omar_khan_102; 3 profile
-  (gift_card_3576581 holding 340); 5 search result (HAT227, 08:00:00, business 412); 6 answers
-  with all of them and $72 = 412 - 340.
+  (gift_card_3576581 holding 340); 5 search result (HAT227, ORD, 08:00:00, business 412); 6
+  answers with all of them and $72 = 412 - 340.
 - s3, hallucinated values: 1 user asks about HAT045; 2 calls get_flight_status with today's
   date from the system policy (turn 0); 3 says estimated_departure_time_est 17:40:00; 4 states
   18:25:00 and a seat 14C found nowhere; 7 is the non-JSON "Transfer successful".
+
+What v2 changes here, and why: the answer in s1/8 read 4WQ150 from the reservation 7 that
+shows it (v1 skipped 7 because its call passed the id, and went to the listing 4), and s2/6
+read ORD from the search result 5 (v1: straight to the user's turn 1); both are now answer ->
+tool result -> its call -> where the call's argument came from.
 """
 
 from __future__ import annotations
@@ -39,8 +45,9 @@ EXPECTED = {
     (S1, 4, "Sara"): ("direct", {(4, 3, "c")} | S1_PROFILE),
     (S1, 4, "4WQ150"): ("direct", {(4, 3, "c")} | S1_PROFILE),
     (S1, 4, "VAAOXJ"): ("direct", {(4, 3, "c")} | S1_PROFILE),
-    # 7 holds 4WQ150 only because its call passed it (an echo): the id came through 4.
-    (S1, 8, "4WQ150"): ("chained", {(8, 4, "c"), (4, 3, "c")} | S1_PROFILE),
+    # 7 shows 4WQ150 (its call passed it): the summary read it there; the call 6 took it from
+    # the listing 4, which had it from the profile 3.
+    (S1, 8, "4WQ150"): ("direct", {(8, 7, "c")} | S1_RESERVATION),
     (S1, 8, "JFK"): ("direct", {(8, 7, "c")} | S1_RESERVATION),
     (S1, 8, "SEA"): ("direct", {(8, 7, "c")} | S1_RESERVATION),
     (S1, 8, "HAT136"): ("direct", {(8, 7, "c")} | S1_RESERVATION),
@@ -52,8 +59,9 @@ EXPECTED = {
     # The summary did not mention the price: straight to the reservation lookup.
     (S1, 10, "151"): ("direct", {(10, 7, "c")} | S1_RESERVATION),
     (S2, 6, "HAT227"): ("direct", {(6, 5, "c")} | S2_SEARCH),
-    # 5 echoes the search's own origin: the value entered with the user's request.
-    (S2, 6, "ORD"): ("direct", {(6, 1, "c")}),
+    # The search result 5 shows ORD: the answer read it there; the search's call took it from
+    # the user's request 1.
+    (S2, 6, "ORD"): ("direct", {(6, 5, "c")} | S2_SEARCH),
     (S2, 6, "08:00:00"): ("direct", {(6, 5, "c")} | S2_SEARCH),
     (S2, 6, "412"): ("direct", {(6, 5, "c")} | S2_SEARCH),
     (S2, 6, "gift_card_3576581"): ("direct", {(6, 3, "c")} | S2_PROFILE),
@@ -69,10 +77,12 @@ EXPECTED = {
 
 #: Evidence quotes checked by hand: (conversation, span key) -> {(child, parent): quote}.
 QUOTES = {
+    (S1, 8, "4WQ150"): {(8, 7): "4WQ150", (6, 4): "4WQ150", (4, 3): "4WQ150",
+                        (7, 6): 'get_reservation_details({"reservation_id": "4WQ150"})'},
     (S1, 10, "HAT136"): {(10, 8): "HAT136", (8, 7): "HAT136", (6, 4): "4WQ150",
                          (4, 3): "4WQ150", (2, 1): "sara_doe_496",
-                         (7, 6): 'get_reservation_details({"reservation_id": "4WQ150"})',
                          (3, 2): 'get_user_details({"user_id": "sara_doe_496"})'},
+    (S2, 6, "ORD"): {(6, 5): "ORD", (4, 1): "ORD"},
     (S2, 6, "72"): {(6, 5): "412", (6, 3): "340", (4, 1): "ORD"},
     (S3, 4, "18:25:00"): {(4, 3): "17:40:00", (2, 1): "HAT045", (2, 0): "2024-05-15"},
 }
@@ -90,6 +100,10 @@ def _key(c):
     return (c.conversation_id, c.span.turn, c.span.text)
 
 
+def test_the_default_rules_are_v2():
+    assert RULES_VERSION == "lineage-v2"
+
+
 def test_exactly_the_expected_spans(run):
     convs, cands, _ = run
     assert sorted(_key(c) for c in cands) == sorted(EXPECTED)
@@ -104,13 +118,10 @@ def test_graph_and_type(run, key):
     (cand,) = [c for c in cands if _key(c) == key]
     dtype, edges = EXPECTED[key]
     assert cand.dependency_type.value == dtype
-    got = {(e.child, e.parent, e.kind.value[0]) for e in cand.graph.edges}
-    assert got == edges
+    assert {(e.child, e.parent, e.kind.value[0]) for e in cand.graph.edges} == edges
     assert set(cand.graph.nodes) == {cand.span.turn} | {x for e in edges for x in e[:2]}
     assert check_graph(cand.graph, convs[cand.conversation_id], cand.span, record=cand.id) == []
-    assert cand.status == "ok"
-    assert cand.annotator.name == "lineage" and cand.annotator.rules_version == RULES_VERSION
-    assert cand.id == f"{key[0]}#{key[1]}:{cand.span.start}-{cand.span.end}"
+    assert cand.annotator.name == "lineage" and cand.annotator.rules_version == "lineage-v2"
 
 
 def test_evidence_quotes_by_hand(run):
@@ -125,23 +136,16 @@ def test_evidence_quotes_by_hand(run):
             assert conv.turns[pair[1]].text[ev.start:ev.end] == quote
 
 
-def test_every_edge_quotes_its_parent(run):
-    convs, cands, _ = run
-    for cand in cands:
-        for e in cand.graph.edges:
-            text = convs[cand.conversation_id].turns[e.parent].text
-            assert e.evidence is not None and e.evidence.quote
-            assert text[e.evidence.start:e.evidence.end] == e.evidence.quote
-
-
 def test_summary_counts(run):
     _, cands, summary = run
     d = summary.as_dict()
+    assert d["rules_version"] == "lineage-v2" and d["settings"]["clause_spans"] is True
     assert d["spans"] == len(cands) == 21
-    assert d["by_type"] == {"direct": 16, "chained": 3, "multi-source": 1, "hallucination": 1}
+    assert d["by_type"] == {"direct": 17, "chained": 2, "multi-source": 1, "hallucination": 1}
     depths = Counter(depth(c.graph) for c in cands)
     assert d["by_depth"] == {str(k): v for k, v in sorted(depths.items())}
-    # 14C (a seat found nowhere, contradicting nothing) is counted, not proposed.
+    # 14C (a seat found nowhere, contradicting nothing) is counted, not proposed; no clause of
+    # the sample joins two independent sources ("Flight HAT227 leaves ORD at 08:00:00 and a
+    # business seat costs $412" is all one search result).
     assert d["skipped"]["unsupported-value"] == 1
-    assert d["tool_results"] == 6 and d["tool_results_not_json"] == 1
-    assert d["conversations"] == 3 and d["conversations_without_assistant_text"] == 0
+    assert d["skipped"]["clause-one-source"] == 5

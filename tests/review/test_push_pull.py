@@ -210,3 +210,24 @@ def test_cli_push_and_pull_print_the_acceptance_table(label_studio, client, cand
     assert "1 decision(s)" in pulled.output
     assert label_studio.api_key not in pulled.output
     assert len(list(read_records(out, ReviewDecision))) == 1
+
+
+def test_strict_pull_that_leaves_an_annotation_out_writes_nothing(
+        label_studio, client, candidates, candidates_file, conversations, conversations_file,
+        project_title, tmp_path):
+    report = push_candidates(client, candidates, conversations, project=project_title,
+                             progress=False)
+    tasks = _tasks_by_span(client, report.project_id)
+    _annotate(client, tasks[candidates[0].id], verdict="accept")
+    _annotate(client, tasks[candidates[1].id], verdict="accept", edit=_add_relation(8, 10))
+    out = tmp_path / "reviewed.jsonl"
+    result = CliRunner().invoke(app, ["review", "pull", "--conversations", str(conversations_file),
+                                      "--out", str(out), "--project", project_title, "--strict",
+                                      "--url", label_studio.url, "--api-key",
+                                      label_studio.api_key])
+    assert result.exit_code == ExitCode.INVALID, result.output
+    assert "not written" in result.output and "Traceback" not in result.output
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+    # Without --strict the same pull writes the valid decision and reports the other.
+    pulled = pull_to_file(client, conversations_file, out, project=project_title)
+    assert pulled.written == out and len(pulled.decisions) == 1 and len(pulled.invalid) == 1

@@ -201,3 +201,11 @@ def test_show_checks_the_submission_like_score(bench, tmp_path):
     res = runner.invoke(app, ["show", ids["s3-time"], "-b", str(folder), "-s", str(bad),
                               "-o", str(tmp_path)])
     assert_one_clear_line(res, "bad.jsonl:1", "turn 30 does not exist")
+
+
+def test_a_refused_score_leaves_no_output_folder(bench, ids, tmp_path):
+    sub = write_jsonl(tmp_path / "sub.jsonl", [HEADER, {"span_id": ids["s3-time"],
+                                                        "edges": edges((4, 40))}])
+    out = tmp_path / "new" / "score"
+    assert_one_clear_line(score(sub, bench[0], out), "turn 40 does not exist")
+    assert not (tmp_path / "new").exists()

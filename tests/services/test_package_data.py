@@ -8,7 +8,7 @@ from pathlib import Path
 
 import mtcabench
 from mtcabench import resources
-from mtcabench.annotate.templates import load_template
+from mtcabench.annotate.phases import load_template
 from mtcabench.ingest import read_taubench
 from mtcabench.raw import load_manifest
 from mtcabench.review._ui import instructions, label_config

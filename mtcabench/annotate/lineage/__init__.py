@@ -4,57 +4,70 @@ Most claims in an agent's answer carry values copied from earlier turns (a reser
 from a tool result, a user id the user typed, a price from a search). Their provenance can
 be traced exactly by following where each value appears. This package finds such values in
 assistant text and builds a provenance graph for each one; docs/lineage.md states every rule
-with examples. In short (rules ``lineage-v1``):
+with examples, and ``mtcabench/resources/lineage/<version>.md`` states each rules version as
+the dataset card prints it. In short (rules ``lineage-v2``, the default):
 
 * Values: leaves of tool-result JSON and of tool-call arguments (plus dict keys holding a
-  digit, such as ``gift_card_3576581``), and typed tokens (ids with a digit, upper-case
-  codes, dates, times, numbers) in user text, in non-JSON tool results and in prose leaves
-  (``"305 - 250"``). Kept when at least ``min_length`` and at most ``max_length`` characters
-  long, not on the stop list, and not a lower-case word (categories such as ``economy``
-  are not copied values). System turns add no values but are searched as sources.
+  digit, such as ``gift_card_3576581``), typed tokens (ids with a digit, upper-case codes,
+  dates, times, numbers) in user text, in non-JSON tool results and in prose leaves, and what
+  the normalisers read (dates and times in words, counts such as "two passengers").
+* Matching: exact forms, and the normalisers of ``_normalise`` (dates, times, amounts,
+  counts, case and separators of ids); a match always stands alone.
 * Target spans: the first occurrence of each value in an assistant turn's content, when the
   value was known before that turn.
-* Parent of "turn c needs value v": the latest earlier turn that introduced or restated v:
-  a user or system turn holding it, a tool result holding it that did not merely echo its
-  own call's arguments, or an assistant turn whose *content* holds it (a summary: the chain
-  continues from there). A call line repeating a value is not a place it entered. An echoing
-  tool result is used only when nothing else holds the value.
-* A tool result gets the structural edge to the turn that issued its call; that call's
-  argument values are traced in turn, and so on until exogenous turns.
-* Derived amounts (``$72`` = ``$412`` - ``$340`` stated earlier in the same answer) and
-  exactly decidable contradictions (a time or date that occurs nowhere earlier while the
-  latest tool result naming the clause's key gives one different value) are the only
-  non-copied spans proposed.
+* The edge rule: "turn c needs value v" links to the latest earlier turn that carries v (the
+  one c read it from): a user or system turn, a tool result (also one that echoes its own
+  call's argument), or an assistant turn whose content holds it (the chain continues from
+  there). A tool result gets the structural edge to the turn that issued its call, and each
+  of the call's arguments links to its latest earlier carrier, recursively.
+* Multi-source: derived amounts (``$72`` = ``$412`` - ``$340``) and clauses joining values
+  of independent sources (``_clauses``). Hallucination: a time or date contradicting the one
+  value of the tool-result key its clause names, and a membership tier the profile
+  contradicts (``_claims``).
 
-The package is split by role (each module says what it is for): ``_config`` (settings and
-stop list), ``_summary`` (counts), ``_values`` (value extraction and surface forms),
-``_find`` (standalone occurrences of a form in text), ``_vocabulary`` (a conversation's
-values), ``_occurrences`` (where values occur and each need's parent), ``_trace`` (backward
-tracing into graphs), ``_span`` (a proposed span), ``_hallucination`` (the contradiction
-decision), ``_spans`` (span selection per answer turn) and ``_propose`` (the public entry).
+``lineage-v1`` (``LineageConfig(rules="lineage-v1")``) reproduces the earlier rules byte for
+byte: exact matching only, an echoing tool result skipped unless nothing else holds the value,
+no clause spans and no membership claims.
+
+The package is split by role (each module says what it is for), each built on the ones
+before it: ``_config`` (rule sets, settings, stop list, rule reasons and the summary),
+``_values`` (what a value is, its exact forms, where it stands alone in a text),
+``_normalise`` (the normalisers), ``_vocabulary`` (one conversation's values),
+``_tracing`` (the parent rule, backward tracing into graphs), ``_spans`` (span selection per
+answer turn), ``_clauses`` (multi-source clauses), ``_hallucination`` and ``_claims`` (the
+contradiction decisions) and ``_propose`` (the public entry). A new rule set is a new entry
+of ``RULE_SETS``; an existing one never changes.
 """
 
 from __future__ import annotations
 
 # "x as x": public names of the former single module kept out of __all__ as before (tests
 # import find_value), re-exported explicitly so that they stay importable from here.
-from mtcabench.annotate.lineage._config import DEFAULT_STOP_LIST, RULES_VERSION, LineageConfig
-from mtcabench.annotate.lineage._find import find_value as find_value
+from mtcabench.annotate.lineage._config import (
+    DEFAULT_STOP_LIST,
+    RULE_SETS,
+    RULES_VERSION,
+    LineageConfig,
+    LineageSummary,
+    RuleSet,
+)
+from mtcabench.annotate.lineage._config import EXCLUDE_REASONS as EXCLUDE_REASONS
+from mtcabench.annotate.lineage._config import SKIP_REASONS as SKIP_REASONS
 from mtcabench.annotate.lineage._propose import (
     lineage_annotator,
     propose_conversation,
     propose_lineage,
 )
-from mtcabench.annotate.lineage._summary import EXCLUDE_REASONS as EXCLUDE_REASONS
-from mtcabench.annotate.lineage._summary import SKIP_REASONS as SKIP_REASONS
-from mtcabench.annotate.lineage._summary import LineageSummary
 from mtcabench.annotate.lineage._values import Value, classify, make_value
 from mtcabench.annotate.lineage._values import exclusion as exclusion
+from mtcabench.annotate.lineage._values import find_value as find_value
 from mtcabench.annotate.lineage._values import json_leaves as json_leaves
 
 __all__ = [
     "DEFAULT_STOP_LIST",
     "RULES_VERSION",
+    "RULE_SETS",
+    "RuleSet",
     "LineageConfig",
     "LineageSummary",
     "Value",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from mtcabench.annotate.lineage._config import LineageConfig
-from mtcabench.annotate.lineage._spans import _Tracer
-from mtcabench.annotate.lineage._summary import LineageSummary
+from mtcabench.annotate.lineage._config import LineageConfig, LineageSummary
+from mtcabench.annotate.lineage._spans import answer_spans
+from mtcabench.annotate.lineage._tracing import Tracer
 from mtcabench.graph import check_graph, depth
 from mtcabench.model import Annotator, Candidate, Conversation, Role, span_id
 
@@ -24,7 +24,7 @@ def propose_conversation(
     summary = summary if summary is not None else LineageSummary()
     summary.rules_version, summary.settings = config.signature(), config.as_dict()
     summary.conversations += 1
-    tracer = _Tracer(conv, config, summary)
+    tracer = Tracer(conv, config, summary)
     answers = [t.index for t in conv.turns if t.role is Role.ASSISTANT and t.content.strip()]
     if not answers:
         summary.conversations_without_assistant_text += 1
@@ -33,7 +33,7 @@ def propose_conversation(
     out: list[Candidate] = []
     for c in answers:
         summary.answer_turns += 1
-        for s in tracer.spans(c):
+        for s in answer_spans(tracer, c):
             rid = span_id(conv.id, s.span)
             violations = check_graph(s.graph, conv, s.span, record=rid)
             if violations:  # a bug in these rules, never bad input: stop loudly

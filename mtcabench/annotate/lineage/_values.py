@@ -1,4 +1,5 @@
-"""Values: what a JSON leaf or free-text token is, its surface forms, and the exclusion rules."""
+"""Values: what a JSON leaf or free-text token is, its surface forms, the exclusion rules, and
+where a value stands alone in a text (its first standalone occurrence)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from mtcabench.annotate.lineage._config import LineageConfig
+from mtcabench.io import JSONError, loads
 
 _TIME = re.compile(r"([01]\d|2[0-3]):([0-5]\d):([0-5]\d)")
 _DATE = re.compile(r"(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])")
@@ -159,3 +161,57 @@ def json_leaves(obj: Any, *, keys_with_digits: bool = True) -> Iterator[tuple[st
                 yield None, v
     else:
         yield None, obj
+
+
+# ---------------------------------------------------------------- occurrences in text
+_DATETIME_REST = re.compile(r"T\d{2}:")
+_CLOCK24 = re.compile(r"\d{2}:\d{2}(?::\d{2})?")
+_HALF_DAY = re.compile(r"\s?[AaPp]\.?[Mm]\b")
+
+
+def _bounded(text: str, start: int, end: int, form: str) -> bool:
+    """Whether ``text[start:end]`` stands alone: not inside a longer word, id or number."""
+    before = text[start - 1] if start > 0 else ""
+    after = text[end] if end < len(text) else ""
+    if (before.isalnum() or before == "_") and (form[:1].isalnum() or form[:1] == "_"):
+        return False
+    # an ISO date is the first part of an ISO datetime: "2024-05-01" in "2024-05-01T16:18"
+    if ((after.isalnum() or after == "_") and (form[-1:].isalnum() or form[-1:] == "_")
+            and not (_DATE.fullmatch(form) and _DATETIME_REST.match(text, end))):
+        return False
+    # a number or time continues: "151" inside "1.151", "151.5", "06:00" inside "06:00:00"
+    if before in ".,:" and start >= 2 and text[start - 2].isdigit():
+        return False
+    if after in ".,:" and end + 1 < len(text) and text[end + 1].isdigit():
+        return False
+    # a 24-hour form followed by AM/PM is a different time ("07:00 PM" is not 07:00:00)
+    return not (_CLOCK24.fullmatch(form) and _HALF_DAY.match(text, end))
+
+
+def find_value(
+    text: str, value: Value, lo: int = 0, hi: int | None = None
+) -> tuple[int, int] | None:
+    """The first standalone occurrence of any form of ``value`` in ``text[lo:hi]``."""
+    hi = len(text) if hi is None else hi
+    best: tuple[int, int] | None = None
+    for form in value.forms:
+        i = text.find(form, lo, hi)
+        while i != -1:
+            if _bounded(text, i, i + len(form), form):
+                if best is None or i < best[0] or (i == best[0] and i + len(form) > best[1]):
+                    best = (i, i + len(form))
+                break
+            i = text.find(form, i + 1, hi)
+    return best
+
+
+def tool_json(text: str) -> tuple[bool, Any]:
+    """``(True, data)`` when a tool result's text is JSON, else ``(False, None)``.
+
+    Parsed with the project's one JSON parser, so a tool result nested too deeply to parse
+    is free text like any other non-JSON result, never a RecursionError.
+    """
+    try:
+        return True, loads(text)
+    except JSONError:
+        return False, None

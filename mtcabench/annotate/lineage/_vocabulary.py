@@ -1,39 +1,78 @@
-"""A conversation's vocabulary: which values each turn introduces, and each call's arguments."""
+"""The vocabulary of one conversation: which values each turn introduces, each call's arguments
+and what a call's result may echo, and (rules v2) each turn's normalised mentions.
+
+:class:`Vocabulary` is the first step of tracing; ``_tracing.Tracer`` builds the parent rule
+and the graphs on it.
+"""
 
 from __future__ import annotations
 
-import json
+import re
 from typing import Any
 
-from mtcabench.annotate.lineage._config import LineageConfig
-from mtcabench.annotate.lineage._find import _bounded
-from mtcabench.annotate.lineage._summary import LineageSummary
+from mtcabench.annotate.lineage._config import LineageConfig, LineageSummary
+from mtcabench.annotate.lineage._normalise import (
+    Mention,
+    MentionIndex,
+    count_key,
+    mentions,
+    value_of,
+)
 from mtcabench.annotate.lineage._values import (
     _FREE_TOKEN,
     _ORDINAL,
     Value,
+    _bounded,
     exclusion,
     json_leaves,
     make_value,
+    tool_json,
 )
 from mtcabench.model import Conversation, Role, Turn
 
+#: A next-day time as TauBench writes it in a tool result (``03:00:00+1``).
+_NEXT_DAY_TIME = re.compile(r"([01]\d|2[0-3]):[0-5]\d:[0-5]\d\+1")
+#: The policy's "current time is 2024-05-15 ...": the year of dates written without one.
+_YEAR = re.compile(r"\b(\d{4})-\d{2}-\d{2}\b")
 
-class _Vocabulary:
-    """The values of one conversation and the turn each became known in (the tracer's base)."""
+
+class Vocabulary:
+    """The values of one conversation and where each became known."""
 
     def __init__(self, conv: Conversation, config: LineageConfig, summary: LineageSummary):
         self.conv = conv
         self.turns = conv.turns
         self.config = config
+        self.rules = config.rule_set
         self.summary = summary
         self.values: dict[str, Value] = {}
         self.known_from: dict[str, int] = {}  # value key -> first turn that made it a value
         self.call_args: dict[tuple[int, str], list[str]] = {}  # (turn, call id) -> value keys
         self.call_echoes: dict[tuple[int, str], set[str]] = {}  # every argument's canonical text
         self.tool_call: dict[int, tuple[int, str]] = {}  # tool turn -> (call turn, call id)
+        #: Values that name a record (a reservation id, a flight number): v2's anchors.
+        self.record_ids: set[str] = set()
+        self.year = self._reference_year()
+        self._mentions: dict[int, MentionIndex] = {}
+        self._json_counts: dict[int, list[Mention]] = {}
         self._collect()
 
+    def _reference_year(self) -> int | None:
+        for turn in self.turns:
+            if turn.role is Role.SYSTEM and (m := _YEAR.search(turn.content)):
+                return int(m.group(1))
+        return None
+
+    def mentions(self, t: int) -> MentionIndex:
+        """The normalised mentions in turn ``t``'s whole text (computed once), with the counts
+        a JSON tool result states by its structure."""
+        found = self._mentions.get(t)
+        if found is None:
+            found = self._mentions[t] = MentionIndex(
+                mentions(self.turns[t].text, self.year) + self._json_counts.get(t, []))
+        return found
+
+    # ------------------------------------------------------------------ adding values
     def _add(self, value: Value | None, turn: int, *, calculator: bool = False) -> str | None:
         """Make ``value`` known from ``turn`` unless a rule excludes it; its key, or None."""
         if value is None:
@@ -60,6 +99,8 @@ class _Vocabulary:
 
     def _add_leaf(self, leaf: Any, turn: int) -> list[str]:
         """Values of one JSON leaf: the leaf itself, a datetime's date, prose's typed tokens."""
+        if self.rules.normalised and isinstance(leaf, str) and _NEXT_DAY_TIME.fullmatch(leaf):
+            leaf = leaf[:8]  # "03:00:00+1": the time is 03:00:00, of the next day
         value = make_value(leaf)
         if value is None:
             return []
@@ -99,9 +140,8 @@ class _Vocabulary:
         if not turn.content.strip():
             self.summary.tool_results_empty += 1
             return
-        try:
-            data = json.loads(turn.content)
-        except (json.JSONDecodeError, ValueError):
+        is_json, data = tool_json(turn.content)
+        if not is_json:
             # "Transfer successful", "Error: ...": free text; its typed tokens are values.
             self.summary.tool_results_not_json += 1
             self._add_free_text(turn.content, turn.index)
@@ -109,8 +149,19 @@ class _Vocabulary:
         if isinstance(data, (int, float)) and not isinstance(data, bool):
             self._add(make_value(data), turn.index, calculator=True)
             return
-        for _, leaf in json_leaves(data):
+        for key, leaf in json_leaves(data):
+            if self.rules.code_glosses and key == "city":
+                # An address's city: where an answer names a city it is an airport's city
+                # ("from Denver to Houston"), and the user's address is a coincidence.
+                continue
             self._add_leaf(leaf, turn.index)
+        if self.rules.record_anchor:
+            self.record_ids |= _record_ids(data)
+        if self.rules.normalised:
+            found = _json_count_mentions(turn.content, data)
+            self._json_counts[turn.index] = found
+            for m in found:
+                self._add(Value(m.key, "count", ()), turn.index)
 
     def _add_free_text(self, text: str, turn: int) -> list[str]:
         keys = []
@@ -119,4 +170,68 @@ class _Vocabulary:
                 continue  # "May 20th": part of a date in words, not a value of its own
             if _bounded(text, m.start(), m.end(), m.group()):
                 keys.append(self._add(make_value(m.group(), from_free_text=True), turn))
+        if self.rules.normalised:
+            # "May 20th", "11 AM", "two passengers": what a user writes in words
+            for mention in mentions(text, self.year):
+                if mention.kind != "number":
+                    keys.append(self._add(value_of(mention), turn))
         return [k for k in keys if k]
+
+
+#: Where a JSON tool result states a count: a passengers list, a total of bags.
+_COUNT_FIELD = re.compile(r'"(passengers|total_baggages)":\s*(\[|\d+)')
+
+
+def _json_count_mentions(text: str, data: Any) -> list[Mention]:
+    """The counts a tool result states: the length of each ``passengers`` list (quoted at
+    the key) and each ``total_baggages`` number (quoted at the number)."""
+    lengths = iter(_passenger_list_lengths(data))
+    out: list[Mention] = []
+    for m in _COUNT_FIELD.finditer(text):
+        if m.group(1) == "passengers":
+            if m.group(2) != "[" or (n := next(lengths, None)) is None:
+                continue
+            out.append(Mention(m.start(1), m.end(1), "count", count_key(n, "passengers")))
+        elif m.group(2).isdigit():
+            out.append(Mention(m.start(2), m.end(2), "count",
+                               count_key(int(m.group(2)), "baggages")))
+    return out
+
+
+def _passenger_list_lengths(data: Any) -> list[int]:
+    """Lengths of the ``passengers`` lists, in document order (the order of the text)."""
+    out: list[int] = []
+    if isinstance(data, dict):
+        for k, v in data.items():
+            if k == "passengers" and isinstance(v, list):
+                out.append(len(v))
+            if isinstance(v, (dict, list)):
+                out += _passenger_list_lengths(v)
+    elif isinstance(data, list):
+        for v in data:
+            out += _passenger_list_lengths(v)
+    return out
+
+
+#: Keys whose values name a record a tool result describes.
+_RECORD_KEYS = ("reservation_id", "flight_number", "payment_id")
+
+
+def _record_ids(data: Any) -> set[str]:
+    """Reservation ids, flight numbers and payment methods in a tool result (a profile's
+    ``reservations`` list names reservations, its ``payment_methods`` keys payment methods)."""
+    out: set[str] = set()
+    if isinstance(data, dict):
+        for k, v in data.items():
+            if k in _RECORD_KEYS and isinstance(v, str):
+                out.add(v.strip())
+            elif k == "reservations" and isinstance(v, list):
+                out |= {x.strip() for x in v if isinstance(x, str)}
+            elif k == "payment_methods" and isinstance(v, dict):
+                out |= {x.strip() for x in v}
+            if isinstance(v, (dict, list)):
+                out |= _record_ids(v)
+    elif isinstance(data, list):
+        for v in data:
+            out |= _record_ids(v)
+    return out

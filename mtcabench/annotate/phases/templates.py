@@ -15,13 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
+from mtcabench.annotate.phases.registry import phase_names
 from mtcabench.errors import InputError
 from mtcabench.resources import prompts_dir as shipped_prompts_dir
 
 #: Where the shipped templates live.
 PROMPTS_DIR = shipped_prompts_dir()
-
-PHASES = ("propose", "verify")
 
 _SECTION = re.compile(r"^## (system|user)\s*$", re.MULTILINE)
 
@@ -67,8 +66,9 @@ def parse_template(path: Path) -> PromptTemplate:
     for key in ("phase", "version"):
         if not meta.get(key):
             raise InputError.at(path, f"front matter lacks {key!r}")
-    if meta["phase"] not in PHASES:
-        raise InputError.at(path, f"phase {meta['phase']!r} is not one of {', '.join(PHASES)}")
+    if meta["phase"] not in phase_names():
+        raise InputError.at(path, f"phase {meta['phase']!r} is not one of "
+                                  f"{', '.join(phase_names())}")
     parts = _SECTION.split(body)
     # parts: [preamble, name, text, name, text]
     sections = {parts[i]: parts[i + 1].strip("\n") for i in range(1, len(parts) - 1, 2)}
@@ -94,8 +94,9 @@ def load_template(phase: str, version: str | None = None,
                   prompts_dir: str | Path | None = None) -> PromptTemplate:
     """The template of ``phase``: the given ``version`` (e.g. ``propose-v1``) or the newest."""
     folder = Path(prompts_dir) if prompts_dir else PROMPTS_DIR
-    if phase not in PHASES:
-        raise InputError(f"unknown annotation phase {phase!r}; expected one of {PHASES}")
+    if phase not in phase_names():
+        raise InputError(f"unknown annotation phase {phase!r}; expected one of "
+                         f"{', '.join(phase_names())}")
     if version:
         path = folder / f"{version}.md"
         if not path.is_file():

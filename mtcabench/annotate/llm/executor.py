@@ -1,13 +1,13 @@
 """Running chat requests: cache first, then the endpoint, with a bounded number in flight.
 
-The pipeline submits requests with a callback and calls :meth:`RequestExecutor.wait` to get
+The layer above submits requests with a callback and calls :meth:`RequestExecutor.wait` to get
 callbacks run, always on its own (main) thread, so that writing records needs no lock. A cache
 hit is answered at once without a thread; a request identical to one in flight waits for
 that one's answer instead of being sent twice. A miss is sent from a pool of ``concurrency``
 threads, its answer committed to the cache before the callback runs (a crash after that
 loses nothing paid for), unless the executor *collects* misses for the Batch API instead.
 Before a miss is sent the budget guard reserves its worst case; once a request does not fit,
-nothing more is sent and the pipeline winds down.
+nothing more is sent and the caller winds down.
 """
 
 from __future__ import annotations
@@ -15,12 +15,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from mtcabench.annotate.accounting import Accounting
-from mtcabench.annotate.cache import Answer, ResponseCache
-from mtcabench.annotate.chat_requests import PreparedRequest
-from mtcabench.annotate.client import ApiClient, RequestFailed
+from mtcabench.annotate.llm.accounting import Accounting
+from mtcabench.annotate.llm.cache import ResponseCache
+from mtcabench.annotate.llm.policy import RequestFailed
+from mtcabench.annotate.llm.wire import Answer, ChatRequest
+
+if TYPE_CHECKING:
+    from mtcabench.annotate.llm.client import ApiClient
 
 
 @dataclass(frozen=True)
@@ -48,11 +51,11 @@ class _InFlight:
 class Collector(Protocol):
     """Where misses go instead of the endpoint (the Batch API's request file)."""
 
-    def add(self, request: PreparedRequest) -> None: ...
+    def add(self, request: ChatRequest) -> None: ...
 
 
 class RequestExecutor:
-    """Cache, budget and a thread pool between the pipeline and one endpoint."""
+    """Cache, budget and a thread pool between the caller and one endpoint."""
 
     def __init__(self, cache: ResponseCache, accounting: Accounting,
                  client: ApiClient | None = None, *, concurrency: int = 4,
@@ -69,14 +72,14 @@ class RequestExecutor:
         self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="llm")
         self._pending: dict[Future, _InFlight] = {}
         self._by_key: dict[str, Future] = {}
-        #: Set once the budget refused a request: the pipeline stops opening new work.
+        #: Set once the budget refused a request: the caller stops opening new work.
         self.stopping = False
 
     @property
     def in_flight(self) -> int:
         return len(self._pending)
 
-    def submit(self, request: PreparedRequest, callback: Callback) -> None:
+    def submit(self, request: ChatRequest, callback: Callback) -> None:
         """Answer from the cache now, or send (or collect) the request; ``callback`` gets it."""
         cached = self.cache.get(request.key)
         if cached is not None:
@@ -106,7 +109,7 @@ class RequestExecutor:
         self._pending[future] = _InFlight(request.key, [callback], reservation)
         self._by_key[request.key] = future
 
-    def _send(self, request: PreparedRequest) -> Answer:
+    def _send(self, request: ChatRequest) -> Answer:
         answer = self.client.chat(request.body)
         self.cache.put(request.key, answer)  # committed before anyone acts on it
         return answer

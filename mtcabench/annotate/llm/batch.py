@@ -1,13 +1,13 @@
 """The OpenAI Batch API: write the requests to a file, submit, poll, collect into the cache.
 
-A batch round is: every request the pipeline could not answer from the cache is written to
+A batch round is: every request the caller could not answer from the cache is written to
 a JSON Lines file (``custom_id`` = the request's cache key, ``body`` = the exact chat body);
-the file is uploaded (``POST /files``, purpose ``batch``), a batch is created
-(``POST /batches``), polled (``GET /batches/{id}``) until it ends, and its output and error
-files are read back (``GET /files/{id}/content``). Each answer goes into the response cache
-under its ``custom_id``, so the pipeline's next pass writes the same records an online run
-would. The batch id is saved before polling starts: a run killed while waiting resumes
-polling the same batch instead of paying for it twice.
+the file is uploaded (the SDK's Files API: ``POST /files``, purpose ``batch``), a batch is
+created (Batches API: ``POST /batches``), polled (``GET /batches/{id}``) until it ends, and
+its output and error files are read back (``GET /files/{id}/content``). Each answer goes into
+the response cache under its ``custom_id``, so the caller's next pass writes the same records
+an online run would. The batch id is saved before polling starts: a run killed while waiting
+resumes polling the same batch instead of paying for it twice.
 """
 
 from __future__ import annotations
@@ -17,16 +17,25 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mtcabench.annotate.accounting import Accounting
-from mtcabench.annotate.cache import Answer, ResponseCache
-from mtcabench.annotate.chat_requests import PreparedRequest
-from mtcabench.annotate.client import ApiClient, RequestFailed
+from mtcabench.annotate.llm.accounting import Accounting
+from mtcabench.annotate.llm.cache import ResponseCache
+from mtcabench.annotate.llm.policy import RequestFailed
+from mtcabench.annotate.llm.providers import OPENAI_BATCH_URL
+from mtcabench.annotate.llm.wire import Answer, ChatRequest
 from mtcabench.errors import ServiceError
-from mtcabench.io import atomic_write
+from mtcabench.io import JSONError, atomic_write, loads
 
-CHAT_URL = "/v1/chat/completions"
+if TYPE_CHECKING:
+    from mtcabench.annotate.llm.client import ApiClient
+
+#: The Batch API's price, as a share of the online price (its answers take up to 24 h).
+BATCH_DISCOUNT = 0.5
+#: Seconds between status polls of a batch (``--batch-poll``).
+POLL_S = 30.0
+#: How long a batch may take before we stop waiting (its window is 24 h).
+MAX_WAIT_S = 26 * 3600.0
 #: The API's limits per batch file (requests, bytes); we stay under both.
 MAX_REQUESTS = 50_000
 MAX_BYTES = 190 * 1024 * 1024
@@ -36,19 +45,20 @@ TERMINAL = ("completed", "failed", "expired", "cancelled")
 class BatchCollector:
     """Collects missed requests into batch input files (split at the API's limits)."""
 
-    def __init__(self, folder: str | Path, prefix: str = "batch"):
+    def __init__(self, folder: str | Path, prefix: str = "batch", url: str = OPENAI_BATCH_URL):
         self.folder = Path(folder)
         self.prefix = prefix
+        self.url = url  # the chat URL the batch lines name (Azure's has no /v1)
         self.files: list[Path] = []
         self.keys: set[str] = set()
         self._fh = None
         self._lines = 0
         self._bytes = 0
 
-    def add(self, request: PreparedRequest) -> None:
+    def add(self, request: ChatRequest) -> None:
         if request.key in self.keys:  # the same request from two places: pay for it once
             return
-        line = json.dumps({"custom_id": request.key, "method": "POST", "url": CHAT_URL,
+        line = json.dumps({"custom_id": request.key, "method": "POST", "url": self.url,
                            "body": request.body}, ensure_ascii=False) + "\n"
         data = line.encode("utf-8")
         if self._fh is None or self._lines >= MAX_REQUESTS or self._bytes + len(data) > MAX_BYTES:
@@ -69,6 +79,13 @@ class BatchCollector:
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+
+    def discard(self) -> None:
+        """Remove the input files (a round that could not be submitted leaves none behind)."""
+        self.close()
+        for path in self.files:
+            path.unlink(missing_ok=True)
+        self.files.clear()
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -117,7 +134,7 @@ class BatchRunner:
     """Submits, polls and collects batches through one endpoint."""
 
     def __init__(self, client: ApiClient, cache: ResponseCache, accounting: Accounting,
-                 state: BatchState, *, poll_s: float = 30.0, max_wait_s: float = 26 * 3600,
+                 state: BatchState, *, poll_s: float = POLL_S, max_wait_s: float = MAX_WAIT_S,
                  log: Callable[[str], None] = lambda msg: None,
                  sleep: Callable[[float], None] = time.sleep):
         self.client = client
@@ -129,25 +146,28 @@ class BatchRunner:
         self.log = log
         self.sleep = sleep
 
-    def _request(self, method: str, path: str, *, what: str, **kwargs: Any) -> Any:
+    def _request(self, call: Any, *, what: str, parse: Any = None, whole: bool = True) -> Any:
+        """One SDK call with retries; its JSON body (redacted) unless ``parse`` says else."""
         try:
-            return self.client.request(method, path, what=what, **kwargs)
+            return self.client.request(call, what=what, parse=parse or self.client.json,
+                                       whole=whole)
         except RequestFailed as exc:
             raise ServiceError(f"{what} failed after every retry ({exc}); submitted batches "
                                f"are saved in {self.state.path}, rerun to resume") from None
 
     def submit(self, path: Path, n_requests: int) -> str:
         """Upload one input file and create its batch; the id is saved before returning."""
-        with path.open("rb") as fh:
-            upload = self._request(
-                "POST", "/files", what="batch file upload", data={"purpose": "batch"},
-                files={"file": (path.name, fh, "application/jsonl")},
-                parse=lambda r: r.json()["id"])
+        url = self.client.endpoint.batch_url
+        upload = self._request(
+            lambda sdk, h: sdk.files.with_raw_response.create(
+                file=(path.name, path.read_bytes(), "application/jsonl"), purpose="batch",
+                extra_headers=h),
+            what="batch file upload", parse=lambda r: self.client.json(r)["id"], whole=False)
         batch = self._request(
-            "POST", "/batches", what="batch creation",
-            json={"input_file_id": upload, "endpoint": CHAT_URL, "completion_window": "24h",
-                  "metadata": {"source": "mtcabench annotate"}},
-            parse=lambda r: r.json()["id"])
+            lambda sdk, h: sdk.batches.with_raw_response.create(
+                input_file_id=upload, endpoint=url, completion_window="24h",
+                metadata={"source": "mtcabench annotate"}, extra_headers=h),
+            what="batch creation", parse=lambda r: self.client.json(r)["id"])
         self.state.add({"batch_id": batch, "input_file_id": upload, "requests": n_requests,
                         "input": str(path), "submitted_at": time.time()})
         self.log(f"batch {batch}: submitted {n_requests} requests (file {upload})")
@@ -157,8 +177,9 @@ class BatchRunner:
         """Poll until the batch ends, then read its output and error files into the cache."""
         started = time.monotonic()
         while True:
-            info = self._request("GET", f"/batches/{batch_id}",
-                                 what=f"batch {batch_id} status", parse=lambda r: r.json())
+            info = self._request(
+                lambda sdk, h: sdk.batches.with_raw_response.retrieve(batch_id, extra_headers=h),
+                what=f"batch {batch_id} status")
             status = info.get("status", "?")
             counts = info.get("request_counts") or {}
             self.log(f"batch {batch_id}: {status} ({counts.get('completed', 0)}/"
@@ -184,15 +205,17 @@ class BatchRunner:
         return result
 
     def _read_output(self, file_id: str, result: BatchResult) -> None:
-        text = self._request("GET", f"/files/{file_id}/content", what="batch results",
-                                   parse=lambda r: r.text)
+        text = self._request(
+            lambda sdk, h: sdk.files.with_raw_response.content(file_id, extra_headers=h),
+            what="batch results", parse=lambda r: self.client.redactor.text(r.text),
+            whole=False)
         for line in text.splitlines():
             if not line.strip():
                 continue
             try:
-                item = json.loads(line)
+                item = loads(line)
                 key = item["custom_id"]
-            except (json.JSONDecodeError, KeyError, TypeError):
+            except (JSONError, KeyError, TypeError):
                 result.errors[f"line-{len(result.errors)}"] = "unreadable result line"
                 continue
             response = item.get("response") or {}

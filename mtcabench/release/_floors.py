@@ -1,0 +1,221 @@
+"""The card's Floors section: what a score on this release must beat, and reference scores.
+
+The model-free baselines of :mod:`mtcabench.baselines` (``recency``, ``first-user``) are scored
+at build time on the released spans, with the scorer's definitions (edge F1 over distinct
+``(child, parent)`` pairs, source recall over the exogenous turns among an edge set's nodes,
+both from :mod:`mtcabench.graph`; macro averages, the mean over spans), overall and by
+dependency type. This is deterministic and takes well under a second on the full benchmark.
+
+Score reports written by ``mtcabench score`` (``release build --scores REPORT.json``, e.g.
+Tokengeist and flat on this release) add the reference evaluator's rows beside them. The
+release stage does not import the scorer: it reads the report's documented JSON, only the
+fields it shows, and refuses a report whose spans are not this release's.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from mtcabench.baselines import FLOORS
+from mtcabench.errors import InputError
+from mtcabench.graph import Violation, edge_f1, set_recall
+from mtcabench.io import format_validation_error, parse_json
+from mtcabench.model import BenchmarkSpan, Conversation, DependencyType, Record
+
+#: The metrics the card shows, with their column titles.
+CARD_METRICS = {"edge_f1": "edge F1", "source_recall": "source recall"}
+
+
+@dataclass(frozen=True)
+class ScoreRow:
+    """One line of the Floors tables: a method and its macro values by group."""
+
+    label: str
+    kind: str  # "model-free floor" or "evaluator"
+    #: (metric, group) -> value; group is "all" or a dependency type; None: no such spans.
+    values: dict[tuple[str, str], float | None]
+    empty: int = 0  # spans scored empty (missing or skipped in the submission)
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+
+def _groups(spans: list[BenchmarkSpan]) -> dict[str, list[int]]:
+    out = {"all": list(range(len(spans)))}
+    for t in DependencyType:
+        out[t.value] = [i for i, s in enumerate(spans) if s.dependency_type is t]
+    return out
+
+
+def floor_rows(spans: list[BenchmarkSpan], conversations: dict[str, Conversation]) -> list[ScoreRow]:
+    """Each floor's macro edge F1 and source recall on ``spans``, overall and by type."""
+    groups = _groups(spans)
+    rows = []
+    for name, floor in FLOORS.items():
+        per_span: dict[str, list[float]] = {m: [] for m in CARD_METRICS}
+        for s in spans:
+            conv = conversations[s.conversation_id]
+            pred = [e.pair for e in floor.graph(conv, s.span.turn).edges]
+            sources = {x for pair in pred for x in pair if conv.turns[x].exogenous}
+            per_span["edge_f1"].append(edge_f1(pred, [e.pair for e in s.graph.edges]))
+            per_span["source_recall"].append(set_recall(sources, set(s.sources)))
+        values = {(m, g): (sum(per_span[m][i] for i in idx) / len(idx) if idx else None)
+                  for m in CARD_METRICS for g, idx in groups.items()}
+        rows.append(ScoreRow(f"`{name}`", "model-free floor", values,
+                             parameters=dict(floor.parameters)))
+    return rows
+
+
+# --------------------------------------------------------------------------- score reports
+
+
+class _Estimate(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    value: float | None
+
+
+class _Metric(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    macro: _Estimate
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    breakdown: str
+    group: str
+    spans: int
+    metrics: dict[str, _Metric]
+
+
+class _Submission(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    label: str
+    method: str | None = None
+    scorer: str | None = None
+    model: str | None = None
+    parameters: dict[str, Any] = {}
+
+
+class _Counts(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    benchmark: int
+    missing: int
+    skipped: int
+
+
+class ScoreReportView(Record):
+    """The fields of a ``score-report`` (``mtcabench score``'s JSON) that the card shows."""
+
+    KIND: ClassVar[str] = "score-report"
+    model_config = ConfigDict(extra="ignore")
+
+    submission: _Submission
+    spans: _Counts
+    rows: list[_Row]
+
+
+def read_score_reports(paths: list[Path], spans: list[BenchmarkSpan]
+                       ) -> tuple[list[ScoreRow], list[Violation]]:
+    """The evaluator rows of the reports, and every report that is not one of this release.
+
+    A report must score exactly the released spans: as many overall and of each dependency
+    type. A file that is not JSON at all is an InputError (it is broken, not mismatched).
+    """
+    rows: list[ScoreRow] = []
+    failures: list[Violation] = []
+    counts = {g: len(idx) for g, idx in _groups(spans).items()}
+    for path in paths:
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError.at(path, f"cannot read the score report ({exc})") from None
+        try:
+            report = ScoreReportView.model_validate(parse_json(text, path))
+        except ValidationError as exc:
+            failures.append(Violation(str(path), "score-report", "not a score report of "
+                                      "`mtcabench score` (its .score.json): "
+                                      + format_validation_error(exc)))
+            continue
+        by = {(r.breakdown, r.group): r for r in report.rows}
+        theirs = {"all": by["overall", "all"].spans if ("overall", "all") in by else None}
+        theirs.update({t.value: by[("dependency_type", t.value)].spans
+                       if ("dependency_type", t.value) in by else 0 for t in DependencyType})
+        if theirs != counts:
+            failures.append(Violation(
+                str(path), "score-report",
+                f"the report scores {theirs['all']} spans "
+                f"({', '.join(f'{t.value} {theirs[t.value]}' for t in DependencyType)}), this "
+                f"release has {counts['all']} ({', '.join(f'{t.value} {counts[t.value]}' for t in DependencyType)}); "
+                "score the submission against this release (`mtcabench score S --benchmark "
+                "RELEASE_FOLDER`) and build again with --force"))
+            continue
+        values: dict[tuple[str, str], float | None] = {}
+        for m in CARD_METRICS:
+            for g in counts:
+                row = by.get(("overall", "all") if g == "all" else ("dependency_type", g))
+                metric = row.metrics.get(m) if row is not None else None
+                values[m, g] = metric.macro.value if metric is not None else None
+        sub = report.submission
+        label = " / ".join(f"`{x}`" for x in (sub.method or sub.label, sub.scorer) if x)
+        if sub.model:
+            label += f" on `{sub.model}`"
+        rows.append(ScoreRow(label, "evaluator", values,
+                             empty=report.spans.missing + report.spans.skipped,
+                             parameters=sub.parameters))
+    return rows, failures
+
+
+# --------------------------------------------------------------------------- the section
+
+
+def _f(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+def floors_section(spans: list[BenchmarkSpan], floors: list[ScoreRow],
+                   evaluated: list[ScoreRow]) -> list[str]:
+    """The card's "Floors" section, as lines of Markdown."""
+    counts = {g: len(idx) for g, idx in _groups(spans).items()}
+    groups = list(counts)
+    lines = [
+        "## Floors",
+        "",
+        "The scores an attribution method has to beat on this release. The model-free floors "
+        "read no model, only the conversation's roles and tool-call links "
+        "(`mtcabench.baselines`; `mtcabench trace --method recency --method first-user` writes "
+        "them as submissions, and `mtcabench score` shows them beside every submission's rows, "
+        "with intervals): "
+        + "; ".join(f"`{f.name}`: {f.description.removeprefix('model-free: ')}"
+                    for f in FLOORS.values())
+        + ". A number means something only above its floor.",
+        "",
+        "Macro averages (the mean over spans, as `mtcabench score` reports them), overall and "
+        "by gold dependency type; `-` where the release has no span of the type. The floors "
+        "are computed when the release is built.",
+        "",
+    ]
+    header_groups = [f"{'overall' if g == 'all' else g} ({counts[g]})" for g in groups]
+    for metric, title in CARD_METRICS.items():
+        lines += [f"{title[0].upper()}{title[1:]}:", "",
+                  "| method | kind | scored empty | " + " | ".join(header_groups) + " |",
+                  "|---|---|---:|" + "---:|" * len(groups)]
+        for row in [*floors, *evaluated]:
+            lines.append(f"| {row.label} | {row.kind} | {row.empty} | "
+                         + " | ".join(_f(row.values[metric, g]) for g in groups) + " |")
+        lines.append("")
+    if evaluated:
+        lines += ["Evaluator rows come from the `mtcabench score` reports given to "
+                  "`release build --scores`; spans a submission skipped (too long for the "
+                  "model) or left out score as empty. Their settings:", ""]
+        lines += [f"- {row.label}: `{json.dumps(row.parameters, sort_keys=True)}`"
+                  for row in evaluated]
+        lines.append("")
+    else:
+        lines += ["No evaluator scores were given when this release was built (`release build "
+                  "--scores REPORT.json` adds the rows of `mtcabench score` reports, e.g. "
+                  "Tokengeist and flat on this release).", ""]
+    return lines

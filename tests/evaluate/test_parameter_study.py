@@ -1,0 +1,91 @@
+"""benchmarks/parameter_study.py: shares stored once per conversation, the search replayed on
+them gives trace's graphs (real model, the sample)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from mtcabench.benchmark import load_benchmark
+from mtcabench.evaluate import Attributor, TraceSettings, make_scorer, trace_conversation
+
+pytestmark = pytest.mark.model
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "parameter_study.py"
+
+
+@pytest.fixture(scope="module")
+def study():
+    name = "_mtcabench_parameter_study"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, SCRIPT)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def test_split_is_by_task_and_trial(study):
+    assert study.split_of("taubench/airline/gpt-4o/task-0/trial-0") == "dev"
+    assert study.split_of("taubench/airline/gpt-4o/task-45/trial-1") == "dev"
+    assert study.split_of("taubench/airline/gpt-4o/task-45/trial-2") is None
+    assert study.split_of("taubench/airline/gpt-4o/task-16/trial-0") == "test"
+    assert study.split_of("taubench/airline/gpt-4o/task-17/trial-0") is None
+    # Without a task id: by the id's CRC-32, the same every time.
+    other = [study.split_of(f"confetti/x/{i}") for i in range(50)]
+    assert other == [study.split_of(f"confetti/x/{i}") for i in range(50)]
+    assert {"dev", "test", None} == set(other)
+
+
+def test_replayed_search_gives_traces_graphs(study, loaded, sample_benchmark, tmp_path):
+    bench = load_benchmark(sample_benchmark)
+    work = study.by_conversation(bench.spans)
+    attributor = Attributor(loaded, make_scorer("avg-attention", TraceSettings(), loaded))
+    cache = tmp_path / "shares.jsonl"
+    shares, cost = study.all_shares(bench, work, cache, "smollm2-135m-instruct",
+                                    "avg-attention", attributor=attributor)
+    # One forward pass per conversation serves both turn aggregates.
+    assert cost["computed"] == len(work) == 3 and cost["forward_passes"] == 3
+    # A rerun reads the stored shares (through JSON) and loads no model.
+    again, cost = study.all_shares(bench, work, cache, "smollm2-135m-instruct", "avg-attention")
+    assert cost["computed"] == 0 and cost["cached"] == 3
+    for cid in work:
+        for agg in study.AGGREGATES:
+            assert again[cid][agg] == shares[cid][agg]
+    assert shares[next(iter(work))]["max"] != shares[next(iter(work))]["sum"]
+
+    points = [study.default_point(), study.Point(2, 0.1, 0.25, 2, "sum")]
+    for p in points:
+        settings = TraceSettings(search=p.search, turn_aggregate=p.turn_aggregate)
+        trace = Attributor(loaded, make_scorer("avg-attention", settings, loaded),
+                           aggregate=p.turn_aggregate)
+        for cid, spans in work.items():
+            traced = trace_conversation(trace, bench.conversations[cid], spans,
+                                        ["tokengeist", "flat"], settings).entries
+            for method in ("tokengeist", "flat"):
+                replayed = [study.to_entry(s, study.replay(
+                    method, bench.conversations[cid], s, again[cid][p.turn_aggregate],
+                    p.search)) for s in spans]
+                assert replayed == traced[method], (p, cid, method)
+    # The two points give different graphs somewhere (the comparison is not vacuous).
+    a, b = (study.evaluate_point("tokengeist", p, bench, bench.spans, again) for p in points)
+    assert (a.edge_f1, a.source_recall) != (b.edge_f1, b.source_recall)
+    assert a.spans == 5 and a.empty == 0
+
+
+def test_choice_takes_the_plateau_point_nearest_the_previous_defaults(study):
+    base = study.default_point()
+    near = study.Point(base.top_k, base.threshold, base.alpha, 8, base.turn_aggregate)
+    far = study.Point(1, 0.2, 1.0, 8, "sum")
+    s = study.Scores
+    # far is best by the mean (0.6), near is within the plateau (0.598): near, one change.
+    scores = {far: s(0.5, 0.7, 10, 0), near: s(0.496, 0.7, 10, 0), base: s(0.4, 0.7, 10, 0)}
+    assert study.choose(scores, base) == near
+    # Off the plateau, the defaults lose whatever their distance.
+    assert study.choose({far: s(0.5, 0.7, 10, 0), base: s(0.48, 0.7, 10, 0)}, base) == far
+    # Edge F1 alone ignores source recall.
+    assert study.best_edge_f1({far: s(0.5, 0.1, 10, 0), base: s(0.49, 0.9, 10, 0)}, base) == far
+    assert study.choose({far: s(0.5, 0.1, 10, 0), base: s(0.49, 0.9, 10, 0)}, base) == base

@@ -1,0 +1,114 @@
+"""`show` on long graphs: linear in the edges, and stopping it leaves no hidden file (issue 12)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from mtcabench.io import write_records
+from mtcabench.model import (
+    BenchmarkSpan,
+    Conversation,
+    DecisionSource,
+    DependencyType,
+    Edge,
+    ProvenanceGraph,
+    Role,
+    TargetSpan,
+    Turn,
+    Verdict,
+    span_id,
+)
+from mtcabench.scoring.show import draw_spans, render_dot, render_mermaid
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def chain_benchmark(folder: Path, n_edges: int) -> str:
+    """One conversation whose span's gold graph is a chain of ``n_edges`` edges; a submission
+    with the chain, every other edge skipping a turn. Returns the span id."""
+    n = n_edges + 1 + (n_edges % 2 == 1)
+    turns = [Turn(index=k, role=Role.ASSISTANT if k % 2 else Role.USER, content=f"turn {k}")
+             for k in range(n)]
+    conv = Conversation(id="gen/chain", source="taubench", domain="d", turns=turns)
+    t = n - 1
+    target = TargetSpan(turn=t, start=0, end=4, text="turn")
+    chain = [(c, c - 1) for c in range(t, t - n_edges, -1)]
+    graph = ProvenanceGraph(target=t, nodes=sorted({x for p in chain for x in p}),
+                            edges=[Edge(child=c, parent=p) for c, p in chain])
+    sid = span_id(conv.id, target)
+    folder.mkdir(parents=True)
+    write_records(folder / "conversations.jsonl", [conv])
+    write_records(folder / "spans.jsonl", [BenchmarkSpan(
+        id=sid, conversation_id=conv.id, source="taubench", domain="d", span=target,
+        dependency_type=DependencyType.CHAINED, graph=graph, depth=n_edges, sources=[0],
+        decision_source=DecisionSource.AUTO, verdict=Verdict.ACCEPT)])
+    edges = [{"child": c, "parent": p if i % 2 == 0 else max(0, p - 1), "score": 0.5}
+             for i, (c, p) in enumerate(chain)]
+    (folder / "sub.jsonl").write_text(json.dumps({"span_id": sid, "edges": edges}) + "\n",
+                                      encoding="utf-8")
+    return sid
+
+
+def test_a_5000_edge_graph_draws_quickly(tmp_path):
+    sid = chain_benchmark(tmp_path / "bench", 5000)
+    t0 = time.perf_counter()
+    views, paths = draw_spans([sid], tmp_path / "bench", tmp_path / "bench" / "sub.jsonl",
+                              tmp_path / "out")
+    render_mermaid(views[0])
+    render_dot(views[0])
+    seconds = time.perf_counter() - t0
+    # Linear: well under 2 s on the development machine (it took minutes when quadratic);
+    # the bound leaves room for a loaded machine.
+    assert seconds < 8, seconds
+    page = paths[0].read_text(encoding="utf-8")
+    assert page.count('class="edge gold') == 5000 and page.count('class="edge pred') == 5000
+    assert views[0].kind((5000, 4999)) == "both" and views[0].kind((4999, 4998)) == "missed"
+    assert views[0].kind((4999, 4997)) == "extra"
+
+
+# Run `mtcabench show` with its drawing held up while the picture's temporary file is open,
+# so that the signal arrives mid-write every time (no race with a fast machine).
+_HELD_SHOW = """
+import pathlib, sys, time
+from mtcabench.cli import main
+from mtcabench.scoring import show
+marker, draw = pathlib.Path(sys.argv[1]), show.render_html
+def held(view):
+    marker.write_text("drawing")
+    time.sleep(120)
+    return draw(view)
+show.render_html = held
+sys.argv = ["mtcabench", *sys.argv[2:]]
+main()
+"""
+
+
+def test_stopping_show_mid_draw_leaves_no_hidden_file(tmp_path):
+    sid = chain_benchmark(tmp_path / "bench", 200)
+    out, marker = tmp_path / "out", tmp_path / "drawing"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-c", _HELD_SHOW, str(marker), "show", sid, "-b",
+                             str(tmp_path / "bench"), "-s", str(tmp_path / "bench" / "sub.jsonl"),
+                             "-o", str(out), "--text", "none"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists():
+            assert proc.poll() is None, f"show ended before drawing: {proc.stderr.read()}"
+            assert time.monotonic() < deadline, "show never started drawing"
+            time.sleep(0.02)
+        assert list(out.glob(".*.tmp")), "the picture's temporary file should be open now"
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 128 + signal.SIGTERM
+    assert list(out.iterdir()) == []
