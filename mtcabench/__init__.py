@@ -40,7 +40,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return sorted(__all__)
 
 
 __all__ = ["Tracer", "__version__", "explain"]

@@ -7,18 +7,17 @@ feeds it one message at a time). It accepts three shapes of file:
   JSON Lines with one message per line. Roles ``system`` (``developer`` is read as system),
   ``user``, ``assistant`` (with ``tool_calls``, parallel calls included) and ``tool``
   (answering a call by ``tool_call_id``). Content is a string, null, or a list of content
-  parts: text parts (``text``, ``input_text``, ``output_text``) and refusal parts are joined
-  with a line break (as vLLM's chat renderer joins them); an assistant's ``refusal`` field is
-  its text when it has no content. Any other part (an image, audio, a file) is refused: only
-  text can be attributed, and dropping a part silently would shift what the model saw.
+  parts, read by :func:`mtcabench.openai_content.message_text` exactly as ``ingest`` reads
+  them: text and refusal parts joined with a line break, an image, audio or file part kept as
+  a placeholder (``[image]``...) where it was, an unknown part refused; an assistant's
+  ``refusal`` field is its text when it has no content.
 - **A TauBench run**: one run object with ``traj``, or a TauBench trajectory file (a list of
   runs), from which one run is chosen (``select``).
 - **Our conversation records**: JSON Lines of ``kind: conversation`` records (as ``ingest``
   writes them), from which one is chosen by id when there are several.
 
 Every bad input is an :class:`~mtcabench.errors.InputError`: one line naming the file (and
-the message) and what to do. :func:`content_text` is the one place that turns a message's
-content into text; the TauBench ingest adapter can reuse it.
+the message) and what to do.
 """
 
 from __future__ import annotations
@@ -34,9 +33,8 @@ from pydantic import ValidationError
 from mtcabench.errors import InputError
 from mtcabench.io import format_validation_error, read_records
 from mtcabench.model import Conversation, Role, TargetSpan, ToolCall, Turn
+from mtcabench.openai_content import ContentError, message_text
 
-#: Content-part types whose text is read, and the field holding it.
-TEXT_PARTS = {"text": "text", "input_text": "text", "output_text": "text", "refusal": "refusal"}
 #: Roles read as another: OpenAI's ``developer`` messages are system instructions.
 ROLE_ALIASES = {"developer": "system"}
 #: What the chat messages of a plain transcript are recorded as.
@@ -44,33 +42,13 @@ TRANSCRIPT_SOURCE = "transcript"
 
 
 def content_text(content: Any, where: str) -> str:
-    """The text of a chat message's ``content``: a string, None, or a list of content parts.
-
-    Text parts are joined with a line break; a part of another type (image, audio, file) is
-    an InputError, ``where`` (e.g. ``"run.json, message 3"``) names the message.
-    """
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        raise InputError(f"{where}: content is {type(content).__name__}; expected text or a "
-                         "list of content parts")
-    texts = []
-    for k, part in enumerate(content):
-        kind = part.get("type") if isinstance(part, dict) else None
-        field = TEXT_PARTS.get(kind) if isinstance(kind, str) else None
-        if field is None:
-            shown = f"of type {kind!r}" if kind is not None else f"a {type(part).__name__}"
-            raise InputError(
-                f"{where}: content part {k} is {shown}; only text parts "
-                f"({', '.join(TEXT_PARTS)}) can be attributed: remove that part or replace it "
-                "with a text part describing it")
-        text = part.get(field)
-        if not isinstance(text, str):
-            raise InputError(f"{where}: content part {k} ({kind}) has no text in {field!r}")
-        texts.append(text)
-    return "\n".join(texts)
+    """The text of a chat message's ``content`` (:func:`~mtcabench.openai_content.message_text`,
+    the one normaliser ingest uses too); ``where`` (e.g. ``"run.json, message 3"``) names the
+    message in the InputError of a part that is not read."""
+    try:
+        return message_text(content)
+    except ContentError as e:
+        raise InputError(f"{where}: {e}") from None
 
 
 def _arguments(raw: Any, where: str) -> dict[str, Any]:

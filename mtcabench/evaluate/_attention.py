@@ -61,10 +61,12 @@ def layer_attention_rows(
     module, hidden: torch.Tensor, position_embeddings, rows: torch.Tensor,
     past_keys: torch.Tensor | None = None,
 ) -> Callable[[slice], torch.Tensor]:
-    """A function giving the attention weights ``[heads, r, T]`` of a chunk of ``rows``.
+    """A function giving the attention weights ``[heads, r, t]`` of a chunk of ``rows``, over
+    the first ``t`` tokens, ``t`` the chunk's last row + 1 (later tokens get no weight).
 
     ``hidden`` is the attention module's input ``[1, n, d]`` (after the layer's input norm).
-    Keys are computed once for all its tokens; queries per chunk of rows. With ``past_keys``
+    Keys (of all tokens) and queries (of the rows) are computed once; weights per chunk of
+    rows. With ``past_keys``
     (the layer's cached keys ``[1, kv_heads, P, head_dim]`` of the P tokens before ``hidden``'s,
     already rotated, as a key/value cache holds them), ``hidden`` and ``position_embeddings``
     cover positions ``P .. P+n-1``, the weights span all ``T = P + n`` tokens and ``rows`` are
@@ -90,23 +92,30 @@ def layer_attention_rows(
     groups = module.num_key_value_groups
     keys = torch.arange(T, device=h.device)
     window = getattr(module, "sliding_window", None)
+    # Queries of every row at once (small: rows x heads x head_dim), scaled once.
+    q = module.q_proj(h[rows - P]).view(len(rows), -1, hd)
+    if getattr(module, "q_norm", None) is not None:
+        q = module.q_norm(q)
+    q = q.transpose(0, 1).unsqueeze(0)  # [1, H, R, hd]
+    q = rope(q, q, cos[:, rows - P], sin[:, rows - P])[0][0].float() * module.scaling
+    n_heads = q.shape[0]
+    q = q.reshape(n_heads // groups, groups, len(rows), hd)  # [kvH, groups, R, hd]
+    kt = k.transpose(1, 2)
 
     def weights(chunk: slice) -> torch.Tensor:
         r = rows[chunk]
-        q = module.q_proj(h[r - P]).view(len(r), -1, hd)
-        if getattr(module, "q_norm", None) is not None:
-            q = module.q_norm(q)
-        q = q.transpose(0, 1).unsqueeze(0)  # [1, H, r, hd]
-        q = rope(q, q, cos[:, r - P], sin[:, r - P])[0][0].float()  # [H, r, hd]
-        n_heads = q.shape[0]
-        q = (q * module.scaling).reshape(n_heads // groups, groups * len(r), hd)
-        scores = torch.matmul(q, k.transpose(1, 2)).view(n_heads, len(r), T)  # [H, r, T]
+        # Keys after the chunk's last row get no weight (causal): they are left out, so the
+        # weights cover the first ``t = last row + 1`` tokens only.
+        t = int(r.max()) + 1
+        qc = q[:, :, chunk].reshape(n_heads // groups, groups * len(r), hd)
+        scores = torch.matmul(qc, kt[:, :, :t]).view(n_heads, len(r), t)  # [H, r, t]
+        ks = keys[:t]
         if window:
-            masked = (keys[None, :] > r[:, None]) | (keys[None, :] <= r[:, None] - window)
+            masked = (ks[None, :] > r[:, None]) | (ks[None, :] <= r[:, None] - window)
             scores.masked_fill_(masked[None], float("-inf"))
         else:  # causal only: no key before the chunk's first row is masked
             r0 = int(r.min())
-            scores[:, :, r0:].masked_fill_((keys[None, r0:] > r[:, None])[None], float("-inf"))
+            scores[:, :, r0:].masked_fill_((ks[None, r0:] > r[:, None])[None], float("-inf"))
         return torch.softmax(scores, dim=-1)
 
     return weights
@@ -167,8 +176,10 @@ def attention_rows(model, input_ids, rows) -> torch.Tensor:
     out: list[torch.Tensor] = []
 
     def on_layer(layer, module, hidden, pe):
+        T = hidden.shape[1]
         fn = layer_attention_rows(module, hidden, pe, rows_t.to(hidden.device))
-        out.append(torch.cat([fn(c) for c in row_chunks(len(rows_t), 64, hidden.shape[1])], dim=1))
+        out.append(torch.cat([torch.nn.functional.pad(w, (0, T - w.shape[-1]))
+                              for w in map(fn, row_chunks(len(rows_t), 64, T))], dim=1))
 
     with RowHooks(model, on_layer):
         forward(model, input_ids)
@@ -233,15 +244,16 @@ def query_features(
             return
         fn = layer_attention_rows(module, hidden, pe, rows_t)
         for chunk in row_chunks(len(union), max(state["heads"], 1), T):
-            w = fn(chunk)  # [H, r, T]
+            w = fn(chunk)  # [H, r, t]
+            t = w.shape[-1]
             state["heads"] = w.shape[0]
-            per_q = torch.einsum("qr,hrt->qht", weight[:, chunk], w)  # [Q, H, T]
-            token_attn.add_(per_q.sum(dim=1))
+            per_q = torch.einsum("qr,hrt->qht", weight[:, chunk], w)  # [Q, H, t]
+            token_attn[:, :t].add_(per_q.sum(dim=1))
             if with_heads:
                 if head_sentence is None:
                     head_sentence = torch.zeros(n_q, n_layers, w.shape[0], num_sentences + 1,
                                                 device=device)
-                head_sentence[:, layer].index_add_(2, sent, per_q)
+                head_sentence[:, layer].index_add_(2, sent[:t], per_q)
 
     if len(union):
         with RowHooks(model, on_layer):

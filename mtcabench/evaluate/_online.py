@@ -1,12 +1,14 @@
 """Online tracing: attribution features kept while an agent's conversation grows, turn by turn.
 
 An agent loop feeds a :class:`Tracer` one message at a time (``tracer.add(message)``). The
-model's key/value cache (a transformers ``DynamicCache``) is kept between turns, so each new
-turn costs a forward pass over *its own new tokens only*: over a whole run every token is
-processed once, as in one plain forward pass over the final conversation. During that pass a
-pre-hook on every attention module (the style of :mod:`~mtcabench.evaluate._attention`)
-recomputes the attention rows of the new turn's tokens against all keys: the cached keys
-(already rotated) concatenated with the new ones, grouped-query heads expanded. Each layer's
+model's key/value cache (a transformers ``DynamicCache``) is kept between turns, so the model
+runs over *new tokens only*: over a whole run every token is processed once, as in one plain
+forward pass over the final conversation. Each pass reads every weight whatever its length, so
+short turns are taken together: the model runs once ``pass_tokens`` (256) new tokens wait, and
+always before an answer (``pass_tokens=0``: at every add). During a pass a pre-hook on every
+attention module (the style of :mod:`~mtcabench.evaluate._attention`) recomputes the attention
+rows of the new tokens of assistant turns against all keys: the cached keys (already rotated)
+concatenated with the new ones, grouped-query heads read from their key head. Each layer's
 rows are reduced at once to what the base scorer reads, *per row and per sentence*: the
 attention mass of the row on each sentence, weighted per head (``1 / (layers x heads)`` for
 average attention, AT2's learned weight for AT2), summed over layers. Only assistant turns'
@@ -39,6 +41,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -119,11 +122,12 @@ class OnlineStats:
     """What online tracing has cost so far."""
 
     turns: int = 0
-    #: Tokens of the conversation as now rendered (the cache's length).
+    #: Tokens of the conversation as now rendered (processed, or waiting for the next pass).
     tokens: int = 0
-    #: Forward calls (one per added turn that brought new tokens).
+    #: Forward passes run (see ``pass_tokens``).
     forward_calls: int = 0
-    #: Tokens fed to the model, recomputed ones included (equals ``tokens`` without crops).
+    #: Tokens fed to the model, recomputed ones included (equals ``tokens`` once flushed,
+    #: without crops).
     tokens_fed: int = 0
     #: Times the cache was cropped because the new rendering did not extend the old one.
     crops: int = 0
@@ -142,7 +146,7 @@ class _TurnRows:
 
     start: int
     end: int  # end of the turn's tokens
-    features: torch.Tensor  # [rows stored, sentences known when computed]
+    features: np.ndarray  # float32 [rows stored, sentences known when computed]
 
 
 @dataclass
@@ -156,6 +160,10 @@ class _State:
     sentences: list[Sentence] = field(default_factory=list)
     sentence_chars: list[tuple[int, int] | None] = field(default_factory=list)
     layout: Layout | None = None
+
+    @cached_property
+    def sentence_turns(self) -> np.ndarray:
+        return np.array([s.turn for s in self.sentences], dtype=np.int64)
 
 
 def _cache_keys(cache, layer: int) -> torch.Tensor | None:
@@ -429,9 +437,9 @@ class Tracer:
             fn = layer_attention_rows(module, hidden, pe, rows_t, past_keys=past)
             weights = hw[layer]
             for chunk in row_chunks(len(rows), self._n_heads or 1, T, budget=ROW_CHUNK_BYTES):
-                w = fn(chunk)  # [H, r, T]
-                per_row = torch.matmul(weights, w.view(w.shape[0], -1)).view(w.shape[1], T)
-                acc[chunk].index_add_(1, sent, per_row)
+                w = fn(chunk)  # [H, r, t]: the tokens up to the chunk's last row
+                per_row = torch.matmul(weights, w.view(w.shape[0], -1)).view(w.shape[1], -1)
+                acc[chunk].index_add_(1, sent[: w.shape[-1]], per_row)
 
         ids = torch.as_tensor(layout.input_ids[p:], dtype=torch.long, device=device)
         with RowHooks(model, on_layer), torch.inference_mode():
@@ -440,7 +448,7 @@ class Tracer:
         if _cache_length(cache) != T:
             raise InputError(f"{type(model).__name__}: the cache holds {_cache_length(cache)} "
                              f"tokens after the pass, expected {T}; unsupported cache")
-        feats = acc[:, :n_s].cpu()
+        feats = acc[:, :n_s].cpu().numpy()
         k = 0
         for i, a, b in parts:
             block = feats[k : k + (b - a)]
@@ -448,7 +456,7 @@ class Tracer:
             have = self._rows.get(i)
             if have is not None and have.start + len(have.features) == a:
                 width = max(have.features.shape[1], block.shape[1])
-                have.features = torch.cat([_pad(have.features, width), _pad(block, width)])
+                have.features = np.concatenate([_pad(have.features, width), _pad(block, width)])
                 have.end = assistant[i][1]
             else:
                 self._rows[i] = _TurnRows(*assistant[i], block)
@@ -458,8 +466,7 @@ class Tracer:
         st.forward_calls += 1
         st.tokens_fed += T - p
         st.stored_rows = sum(len(r.features) for r in self._rows.values())
-        st.feature_bytes = sum(r.features.numel() * r.features.element_size()
-                               for r in self._rows.values())
+        st.feature_bytes = sum(r.features.nbytes for r in self._rows.values())
         st.cache_bytes = _cache_bytes(cache)
 
     # ------------------------------------------------------------------ answers
@@ -482,12 +489,11 @@ class Tracer:
             return {}
         if not (rows.start <= a and b <= rows.start + len(rows.features)):
             raise ValueError(f"turn {turn}: rows {a}-{b} not stored")
-        feats = rows.features[a - rows.start : b - rows.start].double().mean(dim=0).numpy()
+        feats = rows.features[a - rows.start : b - rows.start].mean(axis=0, dtype=np.float64)
         n_s = len(layout.sentence_chars)
         scores = np.full(n_s, np.nan)
         scores[: len(feats)] = feats
-        sentence_turns = np.array([s.turn for s in self._state.sentences], dtype=np.int64)
-        return turn_shares(scores, sentence_turns, turn, self.settings.turn_aggregate)
+        return turn_shares(scores, self._state.sentence_turns, turn, self.settings.turn_aggregate)
 
     def shares_function(self, target: TargetSpan) -> Callable[[Hashable], dict[int, float]]:
         """The :data:`~mtcabench.evaluate._tokengeist.SharesFn` of a target: its own shares
@@ -522,7 +528,6 @@ class Tracer:
         return m.graph(self.conversation, target, shares, self.settings.search)
 
 
-def _pad(t: torch.Tensor, width: int) -> torch.Tensor:
-    if t.shape[1] == width:
-        return t
-    return torch.nn.functional.pad(t, (0, width - t.shape[1]))
+def _pad(a: np.ndarray, width: int) -> np.ndarray:
+    """Rows padded with zeros to ``width`` sentences (later sentences: no attention)."""
+    return a if a.shape[1] == width else np.pad(a, ((0, 0), (0, width - a.shape[1])))

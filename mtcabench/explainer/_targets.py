@@ -10,12 +10,16 @@ from mtcabench.transcripts import last_answer, target_span
 def value_targets(conversation: Conversation, turn: int) -> list[TargetSpan]:
     """Every id-, date- and amount-like value of assistant turn ``turn``, as the lineage
     annotator finds them (its target spans in that turn: values known from earlier turns,
-    derived amounts, decidable contradictions), in text order."""
+    derived amounts, decidable contradictions), in text order. The annotator's multi-source
+    clause spans are left out: a clause is made of values of this list, not a value itself."""
     from mtcabench.annotate.lineage import propose_conversation  # the annotate stage: on use
 
     target_span(conversation, turn)  # an assistant turn of the conversation
     spans = {(c.span.start, c.span.end): c.span
              for c in propose_conversation(conversation) if c.span.turn == turn}
+    # A span holding another span of the turn is a clause of values (lineage-v2), not a value.
+    spans = {k: v for k, v in spans.items()
+             if not any(o != k and k[0] <= o[0] and o[1] <= k[1] for o in spans)}
     if not spans:
         raise InputError(f"conversation {conversation.id}, turn {turn}: no id-, date- or "
                          "amount-like value that an earlier turn holds (the lineage annotator's "

@@ -10,7 +10,7 @@ reader of OpenAI-style transcripts.
 from mtcabench.ingest._common import write_conversations
 from mtcabench.ingest._entry import ingest_confetti, ingest_taubench
 from mtcabench.ingest.confetti import read_confetti
-from mtcabench.ingest.openai_content import ContentError, message_text
+from mtcabench.openai_content import ContentError, message_text
 from mtcabench.ingest.taubench import read_taubench
 
 __all__ = ["ContentError", "ingest_confetti", "ingest_taubench", "message_text", "read_confetti",

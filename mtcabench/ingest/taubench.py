@@ -4,7 +4,7 @@ The file is a JSON list of runs, each with ``task_id``, ``trial``, ``reward``, `
 ``traj`` (OpenAI chat messages: ``tool_calls`` on assistant messages, ``tool`` messages
 answering them by ``tool_call_id``). The agent model and domain come from the file name
 (``gpt-4o-airline.json`` -> model ``gpt-4o``, domain ``airline``) unless given. Message
-content may be text or a list of content parts (:mod:`mtcabench.ingest.openai_content`).
+content may be text or a list of content parts (:mod:`mtcabench.openai_content`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from mtcabench.errors import InputError
 from mtcabench.ingest._common import load_json
-from mtcabench.ingest.openai_content import ContentError, message_text
+from mtcabench.openai_content import ContentError, message_text
 from mtcabench.io import JSONError, format_validation_error, loads
 from mtcabench.model import Conversation, Role, ToolCall, Turn
 

@@ -15,6 +15,7 @@ from mtcabench.explainer import resolve_targets
 from mtcabench.ingest import read_taubench
 from mtcabench.io import write_records
 from mtcabench.model import Role
+from mtcabench.openai_content import message_text
 from mtcabench.transcripts import (
     MessageReader,
     content_text,
@@ -102,18 +103,27 @@ def test_reader_reads_without_recording_until_appended():
         reader.read({"role": "tool", "tool_call_id": "c2", "content": "1"})
 
 
-def test_content_text_refuses_parts_it_cannot_attribute():
+def test_content_text_reads_parts_as_ingest_does():
     assert content_text(None, "m") == ""
     assert content_text([{"type": "text", "text": "a"}, {"type": "output_text", "text": "b"}],
                         "m") == "a\nb"
-    with pytest.raises(InputError, match=r"^m: content part 0 is of type 'input_audio'"):
-        content_text([{"type": "input_audio", "input_audio": {}}], "m")
-    with pytest.raises(InputError, match=r"content part 1 is a str"):
+    # The one normaliser (ingest's too): a part without text stays where it was, as a
+    # placeholder; an unknown part is refused, naming the message and the part.
+    parts = [{"type": "text", "text": "look:"}, {"type": "input_audio", "input_audio": {}}]
+    assert content_text(parts, "m") == message_text(parts) == "look:\n[audio]"
+    with pytest.raises(InputError, match=r"^m: content part 0: unknown content part type 'video'"):
+        content_text([{"type": "video"}], "m")
+    with pytest.raises(InputError, match=r"^m: content part 1: expected an object"):
         content_text([{"type": "text", "text": "a"}, "b"], "m")
-    with pytest.raises(InputError, match=r"content part 0 \(text\) has no text"):
+    with pytest.raises(InputError, match=r"content part 0: a text part whose text is NoneType"):
         content_text([{"type": "text"}], "m")
     with pytest.raises(InputError, match=r"content is int"):
         content_text(3, "m")
+
+
+def test_an_image_part_is_a_placeholder_in_the_turn():
+    conversation = read_transcript(HERE / "image_part.json")
+    assert conversation.turns[0].text == "What is in this receipt?\n[image]"
 
 
 @pytest.mark.parametrize(("messages", "message"), [
@@ -255,7 +265,7 @@ def test_bad_targets(kwargs, message):
 def test_cli_bad_input_is_one_line_and_exit_3():
     runner = CliRunner()
     for name, where in (("bad_unknown_call.json", "message 2"),
-                        ("bad_image_part.json", "message 0")):
+                        ("bad_unknown_part.json", "message 0")):
         res = runner.invoke(app, ["explain", str(HERE / name)])
         assert res.exit_code == ExitCode.BAD_INPUT, res.output
         lines = [x for x in res.output.splitlines() if x.strip()]
