@@ -17,9 +17,12 @@ structural edges none.
   the latest user turn before it (the input that unlocked the call). With no tool result
   before the target, the target is linked to the latest user turn before it. A turn that
   does not exist (no user turn yet) is left out, so the graph may be smaller.
-- ``first-user``: the user's opening request is the source. The target is linked to the first
-  user turn before it that carries content beyond a greeting (:func:`is_greeting`); when every
-  user turn so far is a greeting, to the first user turn; with no user turn, no edge.
+- ``first-user``: "the first user turn after the greeting is the source". The user's opening
+  turn greets and states the request; in agent logs the agent's first reply asks for what
+  every later call needs (an account or user id), and the user's next turn gives it. So the
+  target is linked to the first user turn after the opening one that carries content beyond a
+  greeting (:func:`is_greeting`); with no such turn before the target, to the opening user
+  turn; with no user turn, no edge.
 """
 
 from __future__ import annotations
@@ -72,10 +75,12 @@ def recency(conversation: Conversation, target: int) -> ProvenanceGraph:
 
 
 def first_user(conversation: Conversation, target: int) -> ProvenanceGraph:
-    """The target linked to the first user turn with content (see the module docstring)."""
+    """The target linked to the first user turn after the greeting (see the module docstring)."""
     users = [t for t in conversation.turns[:target] if t.role is Role.USER]
-    source = next((t for t in users if not is_greeting(t.text)), users[0] if users else None)
-    return _target_graph(target, [] if source is None else [source.index])
+    if not users:
+        return _target_graph(target, [])
+    source = next((t for t in users[1:] if not is_greeting(t.text)), users[0])
+    return _target_graph(target, [source.index])
 
 
 @dataclass(frozen=True)
@@ -94,7 +99,7 @@ FLOORS: dict[str, Floor] = {
     f.name: f for f in (
         Floor("recency", "model-free: target -> latest tool result -> its call -> latest user "
               "turn before the call", recency),
-        Floor("first-user", "model-free: the first user turn with content beyond a greeting is "
-              "the source", first_user, {"greeting_words": sorted(GREETING_WORDS)}),
+        Floor("first-user", "model-free: the first user turn after the opening (greeting) one "
+              "is the source", first_user, {"greeting_words": sorted(GREETING_WORDS)}),
     )
 }

@@ -30,7 +30,7 @@ class Recency(Method):
 
 @register_method
 class FirstUser(Method):
-    """Model-free: the first user turn with content beyond a greeting is the source."""
+    """Model-free: the first user turn after the opening (greeting) one is the source."""
 
     name = "first-user"
     uses_model = False

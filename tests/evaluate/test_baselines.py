@@ -88,11 +88,12 @@ def test_recency_edges(conv, target, edges):
 
 
 @pytest.mark.parametrize("conv, target, edges", [
-    (TWO_CALLS, 8, [(8, 1)]),
+    # the opening user turn is the greeting: the source is the user's next turn
+    (TWO_CALLS, 8, [(8, 5)]),
+    # only the opening user turn before the target: that one
     (TWO_CALLS, 4, [(4, 1)]),
-    # a greeting-only first user turn is passed over for the first with content
+    # the first turn after the opening one that carries content (greeting-only ones passed over)
     (GREETING, 8, [(8, 3)]),
-    # every user turn so far is a greeting: the first user turn
     (GREETING, 2, [(2, 1)]),
     (NO_USER, 5, [(5, 4)]),
     # no user turn at all: no edge, the target alone
