@@ -48,7 +48,7 @@ from mtcabench.evaluate import (
     trace_conversation,
 )
 from mtcabench.evaluate._attention import forward
-from mtcabench.evaluate._online import as_message
+from mtcabench.evaluate._online import DEFAULT_PASS_TOKENS, as_message
 from mtcabench.evaluate._smoke import answer_spans
 from mtcabench.ingest import read_taubench
 
@@ -126,7 +126,8 @@ def main() -> None:
     ap.add_argument("--conversations", type=int, default=4)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--max-tokens", type=int, default=4096)
-    ap.add_argument("--pass-tokens", type=int, default=256, help="the Tracer's pass_tokens")
+    ap.add_argument("--pass-tokens", type=int, default=DEFAULT_PASS_TOKENS,
+                    help="the Tracer's pass_tokens")
     ap.add_argument("--per-turn", action="store_true", help="also a tracer with pass_tokens=0")
     ap.add_argument("--device", default="auto")
     ap.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")

@@ -361,7 +361,6 @@ def _excerpt(text: str, limit: int = 60) -> str:
 
 
 __all__ = [
-    "TEXT_PARTS",
     "MessageReader",
     "choose",
     "content_text",

@@ -59,7 +59,7 @@ def _rope_function(module) -> Callable:
 
 def layer_attention_rows(
     module, hidden: torch.Tensor, position_embeddings, rows: torch.Tensor,
-    past_keys: torch.Tensor | None = None,
+    past_keys: torch.Tensor | None = None, keys: torch.Tensor | None = None,
 ) -> Callable[[slice], torch.Tensor]:
     """A function giving the attention weights ``[heads, r, t]`` of a chunk of ``rows``, over
     the first ``t`` tokens, ``t`` the chunk's last row + 1 (later tokens get no weight).
@@ -70,22 +70,29 @@ def layer_attention_rows(
     (the layer's cached keys ``[1, kv_heads, P, head_dim]`` of the P tokens before ``hidden``'s,
     already rotated, as a key/value cache holds them), ``hidden`` and ``position_embeddings``
     cover positions ``P .. P+n-1``, the weights span all ``T = P + n`` tokens and ``rows`` are
-    absolute positions of ``hidden``'s tokens (the online tracer's case).
+    absolute positions of ``hidden``'s tokens. With ``keys`` (the layer's cache *after* its
+    attention ran: the rotated keys ``[1, kv_heads, T, head_dim]`` of every token, ``hidden``'s
+    last), the keys are read, not recomputed (the online tracer's case: its hook runs after
+    the layer's attention, so the model's own keys serve).
     """
     h = hidden[0]
     n = h.shape[0]
-    P = 0 if past_keys is None else past_keys.shape[-2]
-    T = P + n
     hd = module.head_dim
     rope = _rope_function(module)
     cos, sin = position_embeddings
-    k = module.k_proj(h).view(n, -1, hd)
-    if getattr(module, "k_norm", None) is not None:
-        k = module.k_norm(k)
-    k = k.transpose(0, 1).unsqueeze(0)  # [1, kvH, n, hd]
-    k = rope(k, k, cos, sin)[0]
-    if past_keys is not None:
-        k = torch.cat([past_keys.to(k.dtype), k], dim=2)  # [1, kvH, T, hd]
+    if keys is not None:
+        k, T = keys, keys.shape[-2]
+        P = T - n
+    else:
+        P = 0 if past_keys is None else past_keys.shape[-2]
+        T = P + n
+        k = module.k_proj(h).view(n, -1, hd)
+        if getattr(module, "k_norm", None) is not None:
+            k = module.k_norm(k)
+        k = k.transpose(0, 1).unsqueeze(0)  # [1, kvH, n, hd]
+        k = rope(k, k, cos, sin)[0]
+        if past_keys is not None:
+            k = torch.cat([past_keys.to(k.dtype), k], dim=2)  # [1, kvH, T, hd]
     # Grouped-query heads share a key head: query head j reads key head j // groups. The
     # queries are grouped instead of the keys expanded (no copy of every key per group).
     k = k[0].float()  # [kvH, T, hd]
@@ -135,14 +142,17 @@ class RowHooks:
     pass, before the layer's own attention, so nothing beyond the current layer is kept.
     """
 
-    def __init__(self, model, on_layer):
+    def __init__(self, model, on_layer, *, after: bool = False):
         self.modules = attention_modules(model)
         self.on_layer = on_layer
+        #: Call ``on_layer`` after the layer's attention instead (same arguments): its key/value
+        #: cache then holds the keys of the new tokens too.
+        self.after = after
         self._handles = []
 
     def __enter__(self):
         for layer, module in enumerate(self.modules):
-            def hook(mod, args, kwargs, layer=layer):
+            def hook(mod, args, kwargs, *output, layer=layer):
                 hidden = kwargs.get("hidden_states", args[0] if args else None)
                 pe = kwargs.get("position_embeddings")
                 if pe is None and len(args) > 1:
@@ -154,7 +164,8 @@ class RowHooks:
                     raise ValueError("attention rows are recomputed for batch size 1 only")
                 self.on_layer(layer, mod, hidden, pe)
 
-            self._handles.append(module.register_forward_pre_hook(hook, with_kwargs=True))
+            register = module.register_forward_hook if self.after else module.register_forward_pre_hook
+            self._handles.append(register(hook, with_kwargs=True))
         return self
 
     def __exit__(self, *exc):

@@ -4,11 +4,12 @@ An agent loop feeds a :class:`Tracer` one message at a time (``tracer.add(messag
 model's key/value cache (a transformers ``DynamicCache``) is kept between turns, so the model
 runs over *new tokens only*: over a whole run every token is processed once, as in one plain
 forward pass over the final conversation. Each pass reads every weight whatever its length, so
-short turns are taken together: the model runs once ``pass_tokens`` (256) new tokens wait, and
-always before an answer (``pass_tokens=0``: at every add). During a pass a pre-hook on every
-attention module (the style of :mod:`~mtcabench.evaluate._attention`) recomputes the attention
-rows of the new tokens of assistant turns against all keys: the cached keys (already rotated)
-concatenated with the new ones, grouped-query heads read from their key head. Each layer's
+short turns are taken together: the model runs once ``pass_tokens`` (1,024) new tokens wait,
+and always before an answer (``pass_tokens=0``: at every add). During a pass a hook on every
+attention module (the style of :mod:`~mtcabench.evaluate._attention`), run after the module,
+recomputes the attention rows of the new tokens of assistant turns against all keys, read
+from the layer's cache (the model's own rotated keys, old and new: none is recomputed),
+grouped-query heads read from their key head. Each layer's
 rows are reduced at once to what the base scorer reads, *per row and per sentence*: the
 attention mass of the row on each sentence, weighted per head (``1 / (layers x heads)`` for
 average attention, AT2's learned weight for AT2), summed over layers. Only assistant turns'
@@ -24,7 +25,9 @@ each sentence over many passes that each leave random context sentences out; a g
 holds one context only, so it is refused with the reason (use it offline).
 
 Chat templates and the prefix. Every add renders the whole conversation with the chat
-template, tokenises it, and checks that the new tokens *extend* the tokens already processed.
+template and checks that the new tokens *extend* the tokens already processed. When the new
+turn's rendering starts with an added token (``<|im_start|>``...), which a fast tokenizer
+never merges across, only that part is tokenised; otherwise the whole rendering is.
 Where they do not (a template that renders earlier turns differently once a turn follows, or
 tokens that merge across the boundary), the cache is cropped to the common prefix and the
 model recomputes from there; the rows of assistant turns past that point are recomputed too.
@@ -56,6 +59,7 @@ from mtcabench.evaluate._render import (
     Layout,
     Sentence,
     _render,
+    _tokenize,
     chat_message,
     make_layout,
     place_text,
@@ -73,7 +77,7 @@ from mtcabench.transcripts import MessageReader, last_answer, target_span
 ROW_CHUNK_BYTES = 4 * 2**20
 
 #: ``Tracer(pass_tokens=...)`` unless told otherwise (see the class).
-DEFAULT_PASS_TOKENS = 256
+DEFAULT_PASS_TOKENS = 1024
 
 #: Per scorer class: its head weights ``[layers, heads]`` (what the sentence score sums).
 HeadWeights = Callable[[BaseScorer, int, int], torch.Tensor]
@@ -371,7 +375,11 @@ class Tracer:
                 sentence_chars.append(chars)
         origins = [o for o, _ in placed]
         turn_chars = [c for _, c in placed]
-        layout = make_layout(tok, rendered, origins, turn_chars, sentence_chars)
+        if new_turns == [turn] and old.layout is not None:
+            layout = _extended_layout(tok, old.layout, rendered, origins, turn_chars,
+                                      sentence_chars)
+        else:
+            layout = make_layout(tok, rendered, origins, turn_chars, sentence_chars)
         return _State(messages, rendered, origins, turn_chars, sentences, sentence_chars, layout)
 
     def _kept_prefix(self, state: _State, turns: list[Turn]) -> int:
@@ -426,15 +434,16 @@ class Tracer:
         def on_layer(layer, module, hidden, pe):
             if not len(rows):
                 return
+            # After the layer's attention ran: its cache holds the keys of every token.
             idx = getattr(module, "layer_idx", layer)
-            past = _cache_keys(cache, idx)
-            have = 0 if past is None else past.shape[-2]
-            if have != p:
+            keys = _cache_keys(cache, idx)
+            have = 0 if keys is None else keys.shape[-2]
+            if have != T:
                 raise InputError(
                     f"{type(module).__name__}: the key/value cache holds {have} keys of layer "
-                    f"{idx}, expected {p} (a sliding-window cache?); online tracing needs every "
+                    f"{idx}, expected {T} (a sliding-window cache?); online tracing needs every "
                     "key of the conversation")
-            fn = layer_attention_rows(module, hidden, pe, rows_t, past_keys=past)
+            fn = layer_attention_rows(module, hidden, pe, rows_t, keys=keys)
             weights = hw[layer]
             for chunk in row_chunks(len(rows), self._n_heads or 1, T, budget=ROW_CHUNK_BYTES):
                 w = fn(chunk)  # [H, r, t]: the tokens up to the chunk's last row
@@ -442,7 +451,7 @@ class Tracer:
                 acc[chunk].index_add_(1, sent[: w.shape[-1]], per_row)
 
         ids = torch.as_tensor(layout.input_ids[p:], dtype=torch.long, device=device)
-        with RowHooks(model, on_layer), torch.inference_mode():
+        with RowHooks(model, on_layer, after=True), torch.inference_mode():
             model(input_ids=ids[None], use_cache=True, logits_to_keep=1,
                   **{self._cache_arg: cache})
         if _cache_length(cache) != T:
@@ -526,6 +535,34 @@ class Tracer:
         (m,) = get_methods([method]).values()
         shares = self.shares_function(target) if m.uses_model else None
         return m.graph(self.conversation, target, shares, self.settings.search)
+
+
+def _starts_with_split_token(tokenizer, text: str) -> bool:
+    """Whether ``text`` starts with an added token that takes no blank from its left.
+
+    A fast tokenizer cuts its input at added tokens (a chat template's ``<|im_start|>``...)
+    before anything else, so the text on either side of such a token is tokenised as if alone:
+    tokenising a rendering that starts with one and appending the ids is exact. A token with
+    ``lstrip`` would take the blanks before it, so it does not count.
+    """
+    decoder = getattr(tokenizer, "added_tokens_decoder", None) or {}
+    return any(t.content and text.startswith(t.content) and not getattr(t, "lstrip", False)
+               for t in decoder.values())
+
+
+def _extended_layout(tokenizer, old: Layout, text: str, origins, turn_chars,
+                     sentence_chars) -> Layout:
+    """The layout of ``text``, which extends ``old.text``: only the new part is tokenised when
+    it starts at a token boundary that tokenisation cannot cross (see
+    :func:`_starts_with_split_token`), else the whole text. Re-tokenising the whole
+    conversation at every add would cost quadratic time over a run."""
+    suffix = text[len(old.text):]
+    if not old.text or not _starts_with_split_token(tokenizer, suffix):
+        return make_layout(tokenizer, text, origins, turn_chars, sentence_chars)
+    ids, offsets = _tokenize(tokenizer, suffix)
+    return Layout(text, [*old.input_ids, *ids],
+                  np.concatenate([old.offsets, offsets + len(old.text)]),
+                  origins, turn_chars, sentence_chars)
 
 
 def _pad(a: np.ndarray, width: int) -> np.ndarray:

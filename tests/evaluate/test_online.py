@@ -19,6 +19,7 @@ from mtcabench.evaluate import (
     Tracer,
     TraceSettings,
     make_scorer,
+    render_conversation,
     trace_conversation,
     turn_shares,
 )
@@ -113,6 +114,8 @@ def check_equivalent(loaded, conv, spans, settings=TraceSettings(), scorer="avg-
     tracer.flush()
     passes = tracer.stats.forward_calls
     assert tracer.stats.tokens_fed == tracer.stats.tokens  # every token processed once
+    # Each add tokenised only its new turn: the ids are those of the whole rendering.
+    assert tracer.layout.input_ids == render_conversation(conv, loaded.tokenizer).full.input_ids
     worst = 0.0
     for k, s in enumerate(spans):
         on = tracer.shares(s.span.turn, s.span.start, s.span.end)
@@ -271,3 +274,14 @@ def test_offline_and_online_queries_agree_on_the_default_target(loaded, sample_p
         rendered, [Query("t", last, 0, target.end)])["t"]
     on = tracer.shares(last, 0, target.end)
     assert set(on) == set(off) and max(abs(on[i] - off[i]) for i in off) < TOL
+
+
+def test_only_a_turn_that_starts_at_an_added_token_is_tokenised_alone(loaded):
+    from mtcabench.evaluate._online import _starts_with_split_token
+
+    tok = loaded.tokenizer
+    assert _starts_with_split_token(tok, "<|im_start|>user\nhi<|im_end|>\n")
+    assert not _starts_with_split_token(tok, "user\nhi")  # could merge with what precedes
+    lstripped = type("T", (), {"added_tokens_decoder": {
+        0: type("A", (), {"content": "<s>", "lstrip": True})()}})()
+    assert not _starts_with_split_token(lstripped, "<s>x")  # it would take the blanks before
