@@ -37,7 +37,7 @@ _LAZY = {
     "Attributor": "_engine", "Query": "_engine", "turn_shares": "_engine",
     "DEFAULT_MODEL": "_loading", "LoadedModel": "_loading", "load_model": "_loading",
     "merge_shards": "_merge",
-    "OnlineStats": "_online", "Tracer": "_online", "register_online_scorer": "_online",
+    "OnlineStats": "_online_state", "Tracer": "_online", "register_online_scorer": "_online_scorers",
     "trace_with_ray": "_ray",
     "RenderedConversation": "_render", "render_conversation": "_render",
     "SCORERS": "_scorers", "BaseScorer": "_scorers", "register_scorer": "_scorers",

@@ -43,8 +43,6 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -55,17 +53,28 @@ from mtcabench.evaluate._attention import RowHooks, attention_modules, layer_att
 from mtcabench.evaluate._engine import turn_shares
 from mtcabench.evaluate._loading import DEFAULT_MODEL, LoadedModel, load_model
 from mtcabench.evaluate._methods import get_methods
+from mtcabench.evaluate._online_scorers import online_head_weights
+from mtcabench.evaluate._online_state import (
+    OnlineStats,
+    _cache_bytes,
+    _cache_keys,
+    _cache_length,
+    _extended_layout,
+    _pad,
+    _State,
+    _TurnRows,
+    as_message,
+)
 from mtcabench.evaluate._render import (
     Layout,
     Sentence,
     _render,
-    _tokenize,
     chat_message,
     make_layout,
     place_text,
     turn_sentences,
 )
-from mtcabench.evaluate._scorers import AT2, AttnTrace, AverageAttention, BaseScorer, make_scorer
+from mtcabench.evaluate._scorers import BaseScorer, make_scorer
 from mtcabench.evaluate._settings import DEFAULT_DEVICE, DEFAULT_DTYPE, DEFAULT_METHOD, DEFAULT_SCORER, TraceSettings
 from mtcabench.evaluate._tokengeist import TARGET
 from mtcabench.model import Conversation, ProvenanceGraph, Role, TargetSpan, Turn
@@ -78,137 +87,6 @@ ROW_CHUNK_BYTES = 4 * 2**20
 
 #: ``Tracer(pass_tokens=...)`` unless told otherwise (see the class).
 DEFAULT_PASS_TOKENS = 1024
-
-#: Per scorer class: its head weights ``[layers, heads]`` (what the sentence score sums).
-HeadWeights = Callable[[BaseScorer, int, int], torch.Tensor]
-ONLINE_SCORERS: dict[type[BaseScorer], HeadWeights] = {}
-
-
-def register_online_scorer(cls: type[BaseScorer], head_weights: HeadWeights) -> None:
-    """Let scorer class ``cls`` (exactly that class) run online.
-
-    ``head_weights(scorer, layers, heads)`` gives ``w[layer, head]`` such that the scorer's
-    score of a sentence for a query is ``sum_{l,h} w[l,h] * mass_{l,h}(query, sentence)``,
-    the attention mass averaged over the query's tokens. A scorer not of that form cannot be
-    computed from the features the tracer keeps.
-    """
-    ONLINE_SCORERS[cls] = head_weights
-
-
-register_online_scorer(AverageAttention, lambda s, n_l, n_h: torch.full((n_l, n_h), 1.0 / (n_l * n_h)))
-register_online_scorer(AT2, lambda s, n_l, n_h: s.weights)
-
-
-def online_head_weights(scorer: BaseScorer, n_layers: int, n_heads: int) -> torch.Tensor:
-    """The head weights of ``scorer`` for online tracing, or an InputError saying why not."""
-    if isinstance(scorer, AttnTrace):
-        raise InputError(
-            f"--scorer attntrace cannot run online: it scores each sentence over "
-            f"{scorer.subsamples} forward passes that each leave random context sentences out, "
-            "and a key/value cache holds one context only; use it offline (`mtcabench explain`, "
-            "`mtcabench trace`) or trace online with avg-attention or at2")
-    fn = ONLINE_SCORERS.get(type(scorer))
-    if fn is None:
-        names = ", ".join(sorted(c.name for c in ONLINE_SCORERS))
-        raise InputError(
-            f"scorer {scorer.name!r} has no online form: the tracer keeps per token one "
-            f"head-weighted attention mass per sentence, which is what {names} read; register "
-            "a scorer of that form with register_online_scorer, or use it offline")
-    w = torch.as_tensor(fn(scorer, n_layers, n_heads), dtype=torch.float32)
-    if tuple(w.shape) != (n_layers, n_heads):
-        raise InputError(f"scorer {scorer.name}: head weights are {tuple(w.shape)}, the model "
-                         f"has {n_layers} layers x {n_heads} heads")
-    return w
-
-
-@dataclass
-class OnlineStats:
-    """What online tracing has cost so far."""
-
-    turns: int = 0
-    #: Tokens of the conversation as now rendered (processed, or waiting for the next pass).
-    tokens: int = 0
-    #: Forward passes run (see ``pass_tokens``).
-    forward_calls: int = 0
-    #: Tokens fed to the model, recomputed ones included (equals ``tokens`` once flushed,
-    #: without crops).
-    tokens_fed: int = 0
-    #: Times the cache was cropped because the new rendering did not extend the old one.
-    crops: int = 0
-    #: Tokens fed again after a crop.
-    recomputed_tokens: int = 0
-    #: Attention rows stored (tokens of assistant turns).
-    stored_rows: int = 0
-    #: Bytes of the stored per-row features and of the key/value cache.
-    feature_bytes: int = 0
-    cache_bytes: int = 0
-
-
-@dataclass
-class _TurnRows:
-    """The stored rows of one assistant turn: token ``start`` on, one feature vector each."""
-
-    start: int
-    end: int  # end of the turn's tokens
-    features: np.ndarray  # float32 [rows stored, sentences known when computed]
-
-
-@dataclass
-class _State:
-    """The rendering, tokens and sentences of the conversation processed so far."""
-
-    messages: list[dict] = field(default_factory=list)
-    text: str = ""
-    origins: list[int] = field(default_factory=list)
-    turn_chars: list[tuple[int, int]] = field(default_factory=list)
-    sentences: list[Sentence] = field(default_factory=list)
-    sentence_chars: list[tuple[int, int] | None] = field(default_factory=list)
-    layout: Layout | None = None
-
-    @cached_property
-    def sentence_turns(self) -> np.ndarray:
-        return np.array([s.turn for s in self.sentences], dtype=np.int64)
-
-
-def _cache_keys(cache, layer: int) -> torch.Tensor | None:
-    """The cached (rotated) keys of one layer, ``[1, kv_heads, P, head_dim]``, or None."""
-    layers = getattr(cache, "layers", None)
-    if layers is not None:  # transformers >= 4.56
-        if layer >= len(layers):
-            return None
-        keys = getattr(layers[layer], "keys", None)
-    else:
-        kc = getattr(cache, "key_cache", [])
-        keys = kc[layer] if layer < len(kc) else None
-    return keys if keys is not None and keys.numel() else None
-
-
-def _cache_length(cache) -> int:
-    return int(cache.get_seq_length()) if cache is not None else 0
-
-
-def _cache_bytes(cache) -> int:
-    layers = getattr(cache, "layers", None)
-    if layers is not None:
-        tensors = [t for lay in layers for t in (getattr(lay, "keys", None), getattr(lay, "values", None))]
-    else:
-        tensors = [*getattr(cache, "key_cache", []), *getattr(cache, "value_cache", [])]
-    return sum(t.numel() * t.element_size() for t in tensors if t is not None)
-
-
-def as_message(turn: Turn) -> dict[str, Any]:
-    """An OpenAI chat message for a turn (to feed a recorded conversation to a tracer)."""
-    msg: dict[str, Any] = {"role": turn.role.value, "content": turn.content}
-    if turn.tool_calls:
-        msg["tool_calls"] = [{"id": c.id, "type": "function",
-                              "function": {"name": c.name, "arguments": c.arguments}}
-                             for c in turn.tool_calls]
-    if turn.role is Role.TOOL:
-        msg["tool_call_id"] = turn.tool_call_id
-        if turn.name:
-            msg["name"] = turn.name
-    return msg
-
 
 class Tracer:
     """Attribution while a conversation grows: ``add`` each message, ``explain`` any span.
@@ -535,36 +413,3 @@ class Tracer:
         (m,) = get_methods([method]).values()
         shares = self.shares_function(target) if m.uses_model else None
         return m.graph(self.conversation, target, shares, self.settings.search)
-
-
-def _starts_with_split_token(tokenizer, text: str) -> bool:
-    """Whether ``text`` starts with an added token that takes no blank from its left.
-
-    A fast tokenizer cuts its input at added tokens (a chat template's ``<|im_start|>``...)
-    before anything else, so the text on either side of such a token is tokenised as if alone:
-    tokenising a rendering that starts with one and appending the ids is exact. A token with
-    ``lstrip`` would take the blanks before it, so it does not count.
-    """
-    decoder = getattr(tokenizer, "added_tokens_decoder", None) or {}
-    return any(t.content and text.startswith(t.content) and not getattr(t, "lstrip", False)
-               for t in decoder.values())
-
-
-def _extended_layout(tokenizer, old: Layout, text: str, origins, turn_chars,
-                     sentence_chars) -> Layout:
-    """The layout of ``text``, which extends ``old.text``: only the new part is tokenised when
-    it starts at a token boundary that tokenisation cannot cross (see
-    :func:`_starts_with_split_token`), else the whole text. Re-tokenising the whole
-    conversation at every add would cost quadratic time over a run."""
-    suffix = text[len(old.text):]
-    if not old.text or not _starts_with_split_token(tokenizer, suffix):
-        return make_layout(tokenizer, text, origins, turn_chars, sentence_chars)
-    ids, offsets = _tokenize(tokenizer, suffix)
-    return Layout(text, [*old.input_ids, *ids],
-                  np.concatenate([old.offsets, offsets + len(old.text)]),
-                  origins, turn_chars, sentence_chars)
-
-
-def _pad(a: np.ndarray, width: int) -> np.ndarray:
-    """Rows padded with zeros to ``width`` sentences (later sentences: no attention)."""
-    return a if a.shape[1] == width else np.pad(a, ((0, 0), (0, width - a.shape[1])))

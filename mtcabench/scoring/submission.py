@@ -19,19 +19,16 @@ not by the submission. Read without one, every entry is kept (for tools and test
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
 
 from mtcabench.benchmark import Benchmark
 from mtcabench.errors import InputError
-from mtcabench.io import JSONError, format_validation_error, iter_json_lines, loads
+from mtcabench.io import iter_json_lines
 from mtcabench.model import (
     BenchmarkSpan,
     Conversation,
@@ -39,6 +36,7 @@ from mtcabench.model import (
     SubmissionHeader,
     parse_span_id,
 )
+from mtcabench.scoring._lines import explain_json_document, validate_line, wrong_kind
 from mtcabench.scoring.metrics import SpanScore, score_span
 
 #: Issues that are tolerated, each counted and listed in the report: code -> what happens.
@@ -48,18 +46,6 @@ TOLERATED: dict[str, str] = {
     "missing-span": "a benchmark span has no line in the submission; it is scored as empty",
     "skipped-span": "a line says the span was skipped (skipped reason); it is scored as empty",
 }
-
-#: What a record of another kind means, for the wrong-file message.
-_OTHER_KINDS = {
-    "conversation": "a conversations file",
-    "span": "a benchmark spans file",
-    "proposal": "a proposals file",
-    "candidate": "a candidates file",
-    "review": "a review decisions file",
-    "score-report": "a score report",
-    "score-comparison": "a score comparison",
-}
-
 
 @dataclass
 class Warnings:
@@ -202,7 +188,7 @@ def read_submission(
             if sid in keep:
                 sub.entries[sid] = entry
     except InputError as exc:
-        raise _explain_json_document(path, exc) from None
+        raise explain_json_document(path, exc) from None
     if first:
         raise InputError(f"{path}: empty file, no predictions; a submission has one JSON line "
                          "per span (see docs/scoring.md)")
@@ -227,71 +213,7 @@ def _records(path: Path, benchmark: Benchmark | None,
                 _check_edge_count(path, lineno, obj, index, benchmark)
             yield lineno, validate_line(path, lineno, obj, SubmissionEntry)
         else:
-            raise _wrong_kind(path, lineno, kind)
-
-
-_DATETIME = TypeAdapter(datetime)
-
-
-def validate_line(path: Path, lineno: int, obj: dict, record_type):
-    """One line as ``record_type``, strictly: a field of the wrong JSON type is refused.
-
-    pydantic's strict mode does the refusing. Two things JSON gives that strict mode would
-    refuse are read as the schema reads them: a number with no fraction is an integer, and
-    the header's ``created_at`` is an ISO 8601 string.
-    """
-    try:
-        try:
-            return record_type.model_validate(_header_time(obj), strict=True)
-        except ValidationError:
-            as_json = _integral_numbers(obj)
-            if as_json is obj:
-                raise
-            return record_type.model_validate(_header_time(as_json), strict=True)
-    except ValidationError as exc:
-        rid = obj.get("span_id")
-        raise InputError.at(path, format_validation_error(exc), line=lineno,
-                            record=str(rid) if isinstance(rid, str) and rid else None) from None
-
-
-#: The schema's ``date-time`` format (RFC 3339): a date, ``T``, a time, and an offset.
-_RFC3339 = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?"
-                      r"([Zz]|[+-][0-9]{2}:[0-9]{2})")
-
-
-def _header_time(obj: dict) -> dict:
-    """``created_at`` parsed, when it is an RFC 3339 string; anything else is left for strict
-    validation to refuse (strict mode takes no string for a datetime), naming the field."""
-    value = obj.get("created_at")
-    if obj.get("kind") != SubmissionHeader.KIND or not isinstance(value, str) or \
-            not _RFC3339.fullmatch(value):
-        return obj
-    try:
-        return {**obj, "created_at": _DATETIME.validate_strings(value, strict=True)}
-    except ValidationError:
-        return obj
-
-
-def _integral(value: Any) -> Any:
-    return int(value) if isinstance(value, float) and value.is_integer() else value
-
-
-def _integral_numbers(obj: dict) -> dict:
-    """``obj`` with integral floats made integers where the schema wants integers (a copy,
-    or ``obj`` itself when there is none)."""
-    out = obj
-    if isinstance(obj.get("schema_version"), float):
-        out = {**obj, "schema_version": _integral(obj["schema_version"])}
-    edges = obj.get("edges")
-    if isinstance(edges, list) and any(
-        isinstance(e, dict) and (isinstance(e.get("child"), float)
-                                 or isinstance(e.get("parent"), float)) for e in edges
-    ):
-        out = {**out, "edges": [
-            {**e, "child": _integral(e.get("child")), "parent": _integral(e.get("parent"))}
-            if isinstance(e, dict) and ("child" in e and "parent" in e) else e
-            for e in edges]}
-    return out
+            raise wrong_kind(path, lineno, kind)
 
 
 def _check_entry_alone(path: Path, lineno: int, entry: SubmissionEntry, warnings: Warnings) -> None:
@@ -393,33 +315,6 @@ def _count_missing(sub: Submission, benchmark: Benchmark) -> list[str]:
 def _short(text: str | None, limit: int = 120) -> str:
     text = text or ""
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
-
-
-def _wrong_kind(path: Path, lineno: int, kind: object) -> InputError:
-    what = _OTHER_KINDS.get(kind) if isinstance(kind, str) else None
-    if what:
-        return InputError.at(path, f"this is {what} (kind {kind!r}), not a submission; a "
-                             "submission's lines are kind 'prediction' after an optional "
-                             "'submission' header", line=lineno)
-    return InputError.at(path, f"unknown record kind {kind!r}; a submission's lines are kind "
-                         "'prediction' after an optional 'submission' header", line=lineno)
-
-
-def _explain_json_document(path: Path, exc: InputError) -> InputError:
-    """A pretty-printed JSON file fails on line 1 or 2: say what it is instead."""
-    if getattr(exc, "line", None) not in (1, 2) or "malformed JSON" not in exc.message:
-        return exc
-    try:
-        if path.stat().st_size > 10_000_000:
-            return exc
-        doc = loads(path.read_bytes())
-    except (OSError, JSONError):
-        return exc
-    kind = doc.get("kind") if isinstance(doc, dict) else None
-    what = _OTHER_KINDS.get(kind, f"a JSON {type(doc).__name__}") if kind else \
-        f"one JSON {type(doc).__name__} document"
-    return InputError(f"{path}: this is {what}, not a submission (JSON Lines, one prediction "
-                      "per line; see docs/scoring.md)")
 
 
 def check_against_benchmark(submission: Submission, benchmark: Benchmark) -> list[str]:

@@ -277,7 +277,7 @@ def test_offline_and_online_queries_agree_on_the_default_target(loaded, sample_p
 
 
 def test_only_a_turn_that_starts_at_an_added_token_is_tokenised_alone(loaded):
-    from mtcabench.evaluate._online import _starts_with_split_token
+    from mtcabench.evaluate._online_state import _starts_with_split_token
 
     tok = loaded.tokenizer
     assert _starts_with_split_token(tok, "<|im_start|>user\nhi<|im_end|>\n")
