@@ -133,8 +133,11 @@ s=$(now)
 MTCABENCH_LABEL_STUDIO_BIN="$LS_VENV/bin/label-studio" .venv/bin/python -m mtcabench.services.label_studio prepare >&2
 log "Label Studio template ready in $(( $(now) - s )) s"
 
-# 7. The embedded LLM server's check, remembered per venv key (and model): a warm rerun skips it.
-check_key="$deps_hash ${MTCABENCH_LLM_MODEL:-smollm2}"
+# 7. The embedded LLM server's check, remembered per venv key, model and CPU (its flags: what
+#    the OS lets this machine run): a warm rerun on the same machine skips it, another CPU
+#    repeats it.
+cpu_flags="$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | sha256sum | cut -c1-12)"
+check_key="$deps_hash ${MTCABENCH_LLM_MODEL:-smollm2} cpu-$cpu_flags"
 if [ "$(cat .venv/.mtcabench-llm-ok 2>/dev/null)" != "$check_key" ]; then
   check_llm_server || exit 1
   echo "$check_key" > .venv/.mtcabench-llm-ok

@@ -16,7 +16,7 @@ ALLOWED = {
     "llm": ("mtcabench.errors", "mtcabench.io", "mtcabench.services"),
     "phases": ("mtcabench.annotate.llm", "mtcabench.errors", "mtcabench.graph", "mtcabench.io",
                "mtcabench.model", "mtcabench.resources"),
-    "lineage": ("mtcabench.graph", "mtcabench.model"),
+    "lineage": ("mtcabench.graph", "mtcabench.io", "mtcabench.model"),  # io: the one JSON parser
 }
 
 

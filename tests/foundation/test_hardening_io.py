@@ -227,12 +227,21 @@ with atomic_write(sys.argv[1]) as fh:
 """
 
 
+def _default_signals() -> None:
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
 def test_signal_mid_write_leaves_no_temporary_file(sig, tmp_path):
     target = tmp_path / "out.jsonl"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # The writer starts from the default dispositions, as a process started from a terminal
+    # does: under nohup or a background job (as CI may run us) SIGHUP and SIGINT are inherited
+    # as ignored, and atomic_write rightly leaves an ignored signal ignored.
     proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(target)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_default_signals)
     try:
         assert proc.stdout.readline().strip() == "writing"
         assert list(tmp_path.glob(".out.jsonl.*.tmp")), "the writer should be mid-write"
