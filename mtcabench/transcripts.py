@@ -22,7 +22,6 @@ the message) and what to do.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -31,7 +30,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from mtcabench.errors import InputError
-from mtcabench.io import format_validation_error, read_records
+from mtcabench.io import JSONError, format_validation_error, loads, read_records
 from mtcabench.model import Conversation, Role, TargetSpan, ToolCall, Turn
 from mtcabench.openai_content import ContentError, message_text
 
@@ -56,10 +55,10 @@ def _arguments(raw: Any, where: str) -> dict[str, Any]:
         return {}
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{where}: arguments are not JSON ({exc.msg} at column "
-                             f"{exc.colno}); expected a JSON object as a string") from None
+            raw = loads(raw)
+        except JSONError as exc:
+            raise InputError(f"{where}: arguments are not JSON ({exc.reason}); expected a JSON "
+                             "object as a string") from None
     if not isinstance(raw, dict):
         raise InputError(f"{where}: arguments are a {type(raw).__name__}; expected a JSON object")
     return raw
@@ -190,14 +189,11 @@ def _load(path: Path) -> tuple[str, Any]:
     if not text.strip():
         raise InputError(f"{path}: empty file; expected a transcript (JSON or JSON Lines)")
     try:
-        return text, json.loads(text)
-    except json.JSONDecodeError as exc:
-        if exc.msg == "Extra data":
-            return text, None  # more than one value: JSON Lines
-        raise InputError.at(path, f"malformed JSON ({exc.msg}, column {exc.colno})",
-                            line=exc.lineno) from None
-    except RecursionError:
-        raise InputError(f"{path}: JSON nested too deeply to read") from None
+        return text, loads(text)
+    except JSONError as exc:
+        if "trailing characters" in exc.reason:
+            return text, None  # more than one value: JSON Lines (each line checked there)
+        raise InputError.at(path, exc.reason, line=exc.line) from None
 
 
 def _json_lines(path: Path, text: str) -> list[dict]:
@@ -206,10 +202,9 @@ def _json_lines(path: Path, text: str) -> list[dict]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
-            raise InputError.at(path, f"malformed JSON line ({reason})", line=n) from None
+            obj = loads(line)
+        except JSONError as exc:
+            raise InputError.at(path, exc.reason, line=n) from None
         if not isinstance(obj, dict):
             raise InputError.at(path, f"a JSON {type(obj).__name__}, expected an object "
                                 "(a chat message or a conversation record)", line=n)

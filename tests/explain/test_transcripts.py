@@ -130,6 +130,9 @@ def test_an_image_part_is_a_placeholder_in_the_turn():
     ([{"role": "user", "content": "x"},
       {"role": "assistant", "tool_calls": [{"id": "a", "function": {"name": "f", "arguments": "{"}}]}],
      r"message 1, tool call 0: arguments are not JSON"),
+    ([{"role": "assistant", "tool_calls": [{"id": "a", "function": {
+        "name": "f", "arguments": '{"a": ' * 5000 + "1" + "}" * 5000}}]}],
+     r"tool call 0: arguments are not JSON \(nested more than 200 levels deep"),
     ([{"role": "assistant", "tool_calls": [{"id": "a", "function": {"name": "f", "arguments": "[1]"}}]}],
      r"message 0, tool call 0: arguments are a list; expected a JSON object"),
     ([{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": "{}"}}]}],
@@ -168,8 +171,8 @@ def test_bad_files(tmp_path):
         "empty-list.json": ("[]", "an empty list"),
         "number.json": ("42", "not a transcript"),
         "mixed.jsonl": ('{"role": "user", "content": "a"}\n{"kind": "span"}\n', "JSON Lines of neither"),
-        "bad-line.jsonl": ('{"role": "user", "content": "a"}\n{"role": \n', "malformed JSON line"),
-        "deep.json": ("[" * 100000 + "]" * 100000, "nested too deeply"),
+        "bad-line.jsonl": ('{"role": "user", "content": "a"}\n{"role": \n', r"jsonl:2: malformed JSON"),
+        "deep.json": ("[" * 100000 + "]" * 100000, "nested more than 200 levels deep"),
     }
     for name, (data, reason) in cases.items():
         path = tmp_path / name
