@@ -14,41 +14,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
+from _memory import PeakRss
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
-
-
-def rss_mib() -> float:
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
-class PeakRss:
-    """Samples the resident set size every few milliseconds; ``peak`` is the highest seen."""
-
-    def __enter__(self):
-        self.base = self.peak = rss_mib()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-        return self
-
-    def _run(self):
-        while not self._stop.is_set():
-            self.peak = max(self.peak, rss_mib())
-            time.sleep(0.002)
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-        self.peak = max(self.peak, rss_mib())
 
 
 def one(length: int, eager: bool, n_rows: int, plain: bool = False) -> dict:

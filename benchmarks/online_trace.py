@@ -24,11 +24,8 @@ stored features. Ratios are of the summed times over the conversations, per repe
 from __future__ import annotations
 
 import argparse
-import gc
-import os
 import statistics
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -36,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
+from _memory import PeakRss
 from conftest import taubench_airline_path
 
 from mtcabench.evaluate import (
@@ -51,36 +49,6 @@ from mtcabench.evaluate._attention import forward
 from mtcabench.evaluate._online import DEFAULT_PASS_TOKENS, as_message
 from mtcabench.evaluate._smoke import answer_spans
 from mtcabench.ingest import read_taubench
-
-
-def rss_mib() -> float:
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
-class PeakRss:
-    """Samples the resident set size every 50 ms (rarely enough not to disturb the threads of
-    the model on a small machine); ``above`` is the peak above the
-    start (as benchmarks/evaluate_memory.py measures)."""
-
-    def __enter__(self):
-        gc.collect()
-        self.base = self.peak = rss_mib()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-        return self
-
-    def _run(self):
-        while not self._stop.is_set():
-            self.peak = max(self.peak, rss_mib())
-            time.sleep(0.05)
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-        self.peak = max(self.peak, rss_mib())
-        self.above = self.peak - self.base
 
 
 def pick(n: int, max_tokens: int, tokenizer) -> list[tuple]:
@@ -100,7 +68,7 @@ def pick(n: int, max_tokens: int, tokenizer) -> list[tuple]:
 
 def timed(fn, *args):
     """Seconds, peak memory above the start (MiB) and value of ``fn(*args)``."""
-    with PeakRss() as mem:
+    with PeakRss(interval=0.05) as mem:
         start = time.perf_counter()
         value = fn(*args)
         seconds = time.perf_counter() - start

@@ -41,3 +41,22 @@ def taubench_airline() -> Path:
             "MTCABENCH_TAUBENCH_AIRLINE"
         )
     return path
+
+
+#: Debian's Chromium (scripts/setup.sh installs it), driven by Playwright in the browser tests.
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """A headless Chromium; a test that needs it fails loudly where it is missing."""
+    from playwright.sync_api import sync_playwright
+
+    if not CHROMIUM.is_file():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (scripts/setup.sh)")
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()

@@ -12,20 +12,9 @@ from mtcabench.transcripts import read_transcript
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
 
-CHROMIUM = "/usr/bin/chromium"
 REFUND = Path(__file__).parent / "transcripts" / "refund_agent.json"
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    if not Path(CHROMIUM).is_file():
-        pytest.fail(f"{CHROMIUM} is needed (apt-get install chromium)")
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True)
-        yield b
-        b.close()
 
 
 def test_explain_page_draws_the_graph(loaded, browser, tmp_path):

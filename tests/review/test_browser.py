@@ -7,7 +7,6 @@ nothing in the reviewer's browser.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -19,9 +18,6 @@ from mtcabench.review import push_candidates
 
 pytestmark = [pytest.mark.label_studio, pytest.mark.browser, pytest.mark.slow]
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 # Counts every write to window.__mtca_xss, the variable the injected markup would set.
 XSS_HOOK = """
@@ -34,16 +30,6 @@ Object.defineProperty(window, '__mtca_xss', {
 """
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package")
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 def _open_task(browser, server, project_id: int, task_id: int, wait_for: str, *, hook=""):

@@ -14,7 +14,6 @@ from mtcabench.scoring.show import render_mermaid, span_views, write_views
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
 MERMAID_DIR = Path(os.environ.get("MTCABENCH_MERMAID_DIR",
                                   Path.home() / ".cache" / "mtcabench" / "mermaid"))
 
@@ -36,16 +35,6 @@ def mermaid_js() -> Path:
     return js
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    if not Path(CHROMIUM).is_file():
-        pytest.fail(f"{CHROMIUM} is needed (apt-get install chromium)")
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True)
-        yield b
-        b.close()
 
 
 def test_mermaid_text_parses_and_renders(bench, submissions, mermaid_js, browser):
