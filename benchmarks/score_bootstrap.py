@@ -96,9 +96,10 @@ def gold_graph(conv: Conversation, answer: int, dtype: DependencyType,
     return ProvenanceGraph(target=answer, nodes=nodes, edges=edges)
 
 
-def generate(folder: Path, n_convs: int, n_spans: int, seed: int = 0) -> list[BenchmarkSpan]:
-    rnd = random.Random(seed)
-    convs = [make_conversation(i, rnd.randint(3, 8)) for i in range(n_convs)]
+def generate(folder: Path, n_convs: int, n_spans: int, seed: int = 0, *,
+             blocks: tuple[int, int] = (3, 8), rnd: random.Random | None = None) -> list[BenchmarkSpan]:
+    rnd = rnd or random.Random(seed)
+    convs = [make_conversation(i, rnd.randint(*blocks)) for i in range(n_convs)]
     write_records(folder / "conversations.jsonl", convs)
     types = list(DependencyType)
     spans: list[BenchmarkSpan] = []

@@ -38,44 +38,13 @@ def _rss_mib() -> float:
 
 def generate(folder: Path, n_convs: int, n_spans: int, size_mb: float, seed: int = 0) -> dict:
     """Write bench/ and two submissions (big, small) under ``folder``; returns their sizes."""
-    from score_bootstrap import gold_graph, make_conversation
-
-    from mtcabench.graph import depth, sources
-    from mtcabench.io import write_records
-    from mtcabench.model import (
-        BenchmarkSpan,
-        DecisionSource,
-        DependencyType,
-        TargetSpan,
-        Verdict,
-        span_id,
-    )
+    from score_bootstrap import generate as generate_benchmark
 
     rnd = random.Random(seed)
     bench = folder / "bench"
     bench.mkdir(parents=True, exist_ok=True)
-    convs = [make_conversation(i, rnd.randint(15, 30)) for i in range(n_convs)]
-    write_records(bench / "conversations.jsonl", convs)
-    types = list(DependencyType)
-    spans, used = [], set()
-    while len(spans) < n_spans:
-        conv = rnd.choice(convs)
-        answer = 4 * rnd.randint(1, (len(conv.turns) - 1) // 4)
-        text = conv.turns[answer].text
-        start = rnd.randint(0, len(text) - 6)
-        target = TargetSpan(turn=answer, start=start, end=start + 5, text=text[start:start + 5])
-        sid = span_id(conv.id, target)
-        if sid in used:
-            continue
-        used.add(sid)
-        dtype = rnd.choices(types, weights=[40, 25, 20, 15])[0]
-        graph = gold_graph(conv, answer, dtype, rnd)
-        spans.append(BenchmarkSpan(
-            id=sid, conversation_id=conv.id, source=conv.source, domain=conv.domain,
-            span=target, dependency_type=dtype, graph=graph, depth=depth(graph),
-            sources=sources(graph, conv), decision_source=DecisionSource.AUTO,
-            verdict=Verdict.ACCEPT))
-    write_records(bench / "spans.jsonl", spans)
+    # score_bootstrap's benchmark, with longer conversations (more edges per span).
+    spans = generate_benchmark(bench, n_convs, n_spans, blocks=(15, 30), rnd=rnd)
 
     # Every distinct backward pair up to the target is a valid edge; keep the share of them
     # that brings the file to about size_mb.

@@ -8,9 +8,12 @@ graph (a hallucination nothing primed) and depths 0 to 3. Two hand-written submi
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))  # chain_data, beside (benchmarks use it too)
 
 from mtcabench.graph import check_graph, depth, sources
 from mtcabench.ingest import read_taubench, write_conversations
