@@ -79,7 +79,7 @@ from mtcabench.model import (
     SubmissionEntry,
     SubmissionHeader,
 )
-from mtcabench.scoring.metrics import score_span
+from mtcabench.results.metrics import score_span
 
 #: The grid. Every combination is replayed for Tokengeist; flat has no d_max.
 GRID: dict[str, tuple] = {

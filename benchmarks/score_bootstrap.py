@@ -43,10 +43,10 @@ from mtcabench.model import (
     span_id,
 )
 from mtcabench.scoring.bootstrap import resampled_averages, row_rng
-from mtcabench.scoring.metrics import span_matrix
+from mtcabench.results.metrics import span_matrix
 from mtcabench.scoring.run import run_scoring
 from mtcabench.scoring.scorer import build_comparison, build_report, score_spans
-from mtcabench.scoring.submission import read_submission
+from mtcabench.results.submission import read_submission
 
 
 def make_conversation(i: int, blocks: int) -> Conversation:

@@ -1,6 +1,11 @@
 """The metric definitions: one span's predicted provenance graph against its gold graph.
 
-Every metric compares two *sets* (design.md section 5):
+The metrics are a table, :data:`METRICS`: one :class:`Metric` entry per metric says its name,
+its label, its formula, how it is computed on a span and how it is averaged. The scorer, its
+tables and charts, the dataset card's Floors section and docs/scoring.md all read the table,
+so adding a metric is one new entry (or :func:`register_metric`; see docs/scoring.md).
+
+Every metric compares two *sets* (the definitions of docs/scoring.md):
 
 - edges: distinct ``(child, parent)`` pairs; a pair listed twice counts once;
 - sources: the exogenous turns (system, user, tool) among the nodes of an edge set, where
@@ -36,7 +41,7 @@ over the hallucination spans of a group and is ``None`` where a group has none.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,26 +59,6 @@ from mtcabench.graph import (
     set_recall,
 )
 from mtcabench.model import Conversation, DependencyType
-
-#: Metric names in report order, with a short label for tables.
-METRICS: dict[str, str] = {
-    "edge_precision": "edge P",
-    "edge_recall": "edge R",
-    "edge_f1": "edge F1",
-    "source_precision": "source P",
-    "source_recall": "source R",
-    "hallucinated_source_recall": "halluc. source R",
-}
-
-#: One line per metric: its formula, for reports and the docs.
-DEFINITIONS: dict[str, str] = {
-    "edge_precision": "|P & G| / |P| over distinct (child, parent) edges",
-    "edge_recall": "|P & G| / |G| over distinct (child, parent) edges",
-    "edge_f1": "2 * precision * recall / (precision + recall) of the edges",
-    "source_precision": "|S(P) & S(G)| / |S(P)|, S = exogenous turns among an edge set's nodes",
-    "source_recall": "|S(P) & S(G)| / |S(G)|, S = exogenous turns among an edge set's nodes",
-    "hallucinated_source_recall": "source recall on hallucination spans only",
-}
 
 #: How the two averages are taken, stated in every report.
 AVERAGES: dict[str, str] = {
@@ -127,10 +112,19 @@ def hallucinated_source_recall(
 
 # --------------------------------------------------------------------------- one span
 
+#: The counts kept of every span, in the order of the first columns of :func:`span_matrix`:
+#: what a metric's per-span value and its micro average are computed from.
+COUNTS = (
+    "edge_hits", "edge_predicted", "edge_gold",
+    "source_hits", "source_predicted", "source_gold",
+    "hallucination",
+    "hal_hits", "hal_predicted", "hal_gold",
+)
+
 
 @dataclass(frozen=True)
 class SpanScore:
-    """Counts and metric values of one span; counts feed the micro averages."""
+    """Counts of one span (they feed the micro averages) and its metric values."""
 
     span_id: str
     hallucination: bool
@@ -142,32 +136,30 @@ class SpanScore:
     source_gold: int
 
     @property
-    def edge_precision(self) -> float:
-        return _ratio(self.edge_hits, self.edge_predicted, self.edge_gold)
+    def hal_hits(self) -> int:
+        return self.source_hits if self.hallucination else 0
 
     @property
-    def edge_recall(self) -> float:
-        return _ratio(self.edge_hits, self.edge_gold, self.edge_predicted)
+    def hal_predicted(self) -> int:
+        return self.source_predicted if self.hallucination else 0
 
     @property
-    def edge_f1(self) -> float:
-        return f1(self.edge_precision, self.edge_recall)
+    def hal_gold(self) -> int:
+        return self.source_gold if self.hallucination else 0
 
-    @property
-    def source_precision(self) -> float:
-        return _ratio(self.source_hits, self.source_predicted, self.source_gold)
-
-    @property
-    def source_recall(self) -> float:
-        return _ratio(self.source_hits, self.source_gold, self.source_predicted)
-
-    @property
-    def hallucinated_source_recall(self) -> float | None:
-        return self.source_recall if self.hallucination else None
+    def value(self, name: str) -> float | None:
+        """The metric ``name`` of this span (:data:`METRICS`); None where it is undefined."""
+        return METRICS[name].span(self)
 
     def values(self) -> dict[str, float | None]:
-        """Every metric of this span by name."""
-        return {name: getattr(self, name) for name in METRICS}
+        """Every metric of this span by name, in report order."""
+        return {name: m.span(self) for name, m in METRICS.items()}
+
+    def __getattr__(self, name: str) -> float | None:
+        # Every metric reads as an attribute too (score.edge_f1), whichever table entry adds it.
+        if name in METRICS:
+            return METRICS[name].span(self)
+        raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
 
 
 def _ratio(hits: int, denominator: int, other: int) -> float:
@@ -200,83 +192,183 @@ def score_span(
     )
 
 
-# --------------------------------------------------------------------------- averages
-
-#: Columns of the per-span matrix that :func:`aggregate` reads (see :func:`span_matrix`).
-COLUMNS = (
-    "edge_hits", "edge_predicted", "edge_gold",
-    "source_hits", "source_predicted", "source_gold",
-    "hallucination",
-    "hal_hits", "hal_predicted", "hal_gold",
-    "edge_precision", "edge_recall", "edge_f1",
-    "source_precision", "source_recall", "hallucinated_source_recall",
-)
-_C = {name: i for i, name in enumerate(COLUMNS)}
+# --------------------------------------------------------------------------- the table
 
 
-def span_matrix(scores: list[SpanScore]) -> np.ndarray:
-    """Per-span counts and values as an ``(n_spans, len(COLUMNS))`` float array.
-
-    Sums of its rows, weighted by how often a bootstrap resample drew each span, are all
-    :func:`aggregate` needs; this is what makes the bootstrap one matrix product.
-    """
-    out = np.zeros((len(scores), len(COLUMNS)), dtype=np.float64)
-    for i, s in enumerate(scores):
-        h = 1.0 if s.hallucination else 0.0
-        out[i] = (
-            s.edge_hits, s.edge_predicted, s.edge_gold,
-            s.source_hits, s.source_predicted, s.source_gold,
-            h, h * s.source_hits, h * s.source_predicted, h * s.source_gold,
-            s.edge_precision, s.edge_recall, s.edge_f1,
-            s.source_precision, s.source_recall, h * s.source_recall,
-        )
-    return out
-
-
-def _ratio_array(hits: np.ndarray, denominator: np.ndarray, other: np.ndarray) -> np.ndarray:
+def ratio_array(hits: np.ndarray, denominator: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """:func:`_ratio` on arrays of summed counts (for a metric's micro average)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         value = hits / denominator
     return np.where(denominator > 0, value, np.where(other > 0, 0.0, 1.0))
 
 
-def _f1_array(p: np.ndarray, r: np.ndarray) -> np.ndarray:
+def f1_array(p: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """:func:`~mtcabench.graph.f1` on arrays."""
     with np.errstate(invalid="ignore", divide="ignore"):
         value = 2 * p * r / (p + r)
     return np.where(p + r > 0, value, 0.0)
 
 
+#: Summed columns of :func:`span_matrix` by name, as a metric's micro average reads them.
+Sums = Mapping[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric: its name, how it is computed on a span, how it is averaged over spans.
+
+    ``span`` gives a span's value from its :class:`SpanScore` (None where the metric is not
+    defined on that span). The macro average is the mean of the span values over the spans
+    where it is defined: every span, or with ``only`` the spans whose count column ``only``
+    is 1 (e.g. ``"hallucination"``). ``micro`` gives the micro average from the count columns
+    (:data:`COUNTS`) summed over a group of spans; it may return NaN where it is undefined.
+    """
+
+    name: str
+    #: Short column title of the score tables and charts.
+    label: str
+    #: The formula, one line, stated in every report and in the docs.
+    definition: str
+    span: Callable[[SpanScore], float | None]
+    micro: Callable[[Sums], np.ndarray]
+    only: str | None = None
+    #: Its column title in the dataset card's Floors tables; None: the card leaves it out.
+    card: str | None = None
+
+
+def _edge_p(c):
+    return _ratio(c.edge_hits, c.edge_predicted, c.edge_gold)
+
+
+def _edge_r(c):
+    return _ratio(c.edge_hits, c.edge_gold, c.edge_predicted)
+
+
+def _source_r(c):
+    return _ratio(c.source_hits, c.source_gold, c.source_predicted)
+
+
+def _micro(hits: str, denominator: str, other: str) -> Callable[[Sums], np.ndarray]:
+    return lambda s: ratio_array(s[hits], s[denominator], s[other])
+
+
+_S = "S = exogenous turns among an edge set's nodes"
+
+#: Every metric, in report order; :func:`register_metric` adds one.
+METRICS: dict[str, Metric] = {m.name: m for m in (
+    Metric("edge_precision", "edge P", "|P & G| / |P| over distinct (child, parent) edges",
+           _edge_p, _micro("edge_hits", "edge_predicted", "edge_gold")),
+    Metric("edge_recall", "edge R", "|P & G| / |G| over distinct (child, parent) edges",
+           _edge_r, _micro("edge_hits", "edge_gold", "edge_predicted")),
+    Metric("edge_f1", "edge F1", "2 * precision * recall / (precision + recall) of the edges",
+           lambda c: f1(_edge_p(c), _edge_r(c)),
+           lambda s: f1_array(ratio_array(s["edge_hits"], s["edge_predicted"], s["edge_gold"]),
+                              ratio_array(s["edge_hits"], s["edge_gold"], s["edge_predicted"])),
+           card="edge F1"),
+    Metric("source_precision", "source P", f"|S(P) & S(G)| / |S(P)|, {_S}",
+           lambda c: _ratio(c.source_hits, c.source_predicted, c.source_gold),
+           _micro("source_hits", "source_predicted", "source_gold")),
+    Metric("source_recall", "source R", f"|S(P) & S(G)| / |S(G)|, {_S}",
+           _source_r, _micro("source_hits", "source_gold", "source_predicted"),
+           card="source recall"),
+    Metric("hallucinated_source_recall", "halluc. source R",
+           "source recall on hallucination spans only",
+           lambda c: _source_r(c) if c.hallucination else None,
+           lambda s: np.where(s["hallucination"] > 0,
+                              ratio_array(s["hal_hits"], s["hal_gold"], s["hal_predicted"]),
+                              np.nan),
+           only="hallucination"),
+)}
+
+
+def register_metric(metric: Metric) -> Metric:
+    """Add a metric to :data:`METRICS` (after the others): every report, table and chart that
+    lists metrics shows it from then on. A name already taken is refused."""
+    if metric.name in METRICS or metric.name in COUNTS:
+        raise ValueError(f"a metric or count named {metric.name!r} exists already")
+    if metric.only is not None and metric.only not in COUNTS:
+        raise ValueError(f"metric {metric.name}: only={metric.only!r} is not a count column "
+                         f"({', '.join(COUNTS)})")
+    METRICS[metric.name] = metric
+    return metric
+
+
+def definitions() -> dict[str, str]:
+    """Each metric's formula by name, as reports state them."""
+    return {name: m.definition for name, m in METRICS.items()}
+
+
+# --------------------------------------------------------------------------- averages
+
+
+def columns() -> tuple[str, ...]:
+    """Columns of the per-span matrix: the counts, then one value per metric."""
+    return (*COUNTS, *METRICS)
+
+
+def span_matrix(scores: list[SpanScore]) -> np.ndarray:
+    """Per-span counts and metric values as an ``(n_spans, len(columns()))`` float array
+    (a metric's value is 0 where it is undefined; its macro average leaves those spans out).
+
+    Sums of its rows, weighted by how often a bootstrap resample drew each span, are all
+    :func:`aggregate` needs; this is what makes the bootstrap one matrix product.
+    """
+    metrics = list(METRICS.values())
+    out = np.zeros((len(scores), len(COUNTS) + len(metrics)), dtype=np.float64)
+    for i, s in enumerate(scores):
+        values = [m.span(s) for m in metrics]
+        out[i] = (
+            s.edge_hits, s.edge_predicted, s.edge_gold,
+            s.source_hits, s.source_predicted, s.source_gold,
+            1.0 if s.hallucination else 0.0, s.hal_hits, s.hal_predicted, s.hal_gold,
+            *(0.0 if v is None else v for v in values),
+        )
+    return out
+
+
 def aggregate(sums: np.ndarray, n: np.ndarray) -> dict[str, dict[str, np.ndarray]]:
     """Macro and micro averages of every metric from weighted column sums.
 
-    ``sums`` is ``(..., len(COLUMNS))``: the per-span matrix summed over a group of spans
+    ``sums`` is ``(..., len(columns()))``: the per-span matrix summed over a group of spans
     (weighted by resample counts in the bootstrap); ``n`` the matching number of spans.
     Returns ``{metric: {"macro": values, "micro": values}}``, NaN where undefined
-    (no span, or no hallucination span for the hallucination metric).
+    (no span, or no span the metric is defined on).
     """
-    s = {name: sums[..., i] for name, i in _C.items()}
+    s = {name: sums[..., i] for i, name in enumerate(columns())}
     n = np.asarray(n, dtype=np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        macro = {
-            name: np.where(n > 0, s[name] / n, np.nan)
-            for name in ("edge_precision", "edge_recall", "edge_f1",
-                         "source_precision", "source_recall")
-        }
-        hal_n = s["hallucination"]
-        macro["hallucinated_source_recall"] = np.where(
-            hal_n > 0, s["hallucinated_source_recall"] / hal_n, np.nan)
-    ep = _ratio_array(s["edge_hits"], s["edge_predicted"], s["edge_gold"])
-    er = _ratio_array(s["edge_hits"], s["edge_gold"], s["edge_predicted"])
-    micro = {
-        "edge_precision": ep,
-        "edge_recall": er,
-        "edge_f1": _f1_array(ep, er),
-        "source_precision": _ratio_array(s["source_hits"], s["source_predicted"], s["source_gold"]),
-        "source_recall": _ratio_array(s["source_hits"], s["source_gold"], s["source_predicted"]),
-        "hallucinated_source_recall": np.where(
-            hal_n > 0, _ratio_array(s["hal_hits"], s["hal_gold"], s["hal_predicted"]), np.nan),
-    }
     empty = n <= 0
-    return {
-        name: {"macro": macro[name], "micro": np.where(empty, np.nan, micro[name])}
-        for name in METRICS
-    }
+    out = {}
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for name, m in METRICS.items():
+            over = n if m.only is None else s[m.only]
+            out[name] = {"macro": np.where(over > 0, s[name] / over, np.nan),
+                         "micro": np.where(empty, np.nan, m.micro(s))}
+    return out
+
+
+def point(matrix: np.ndarray) -> dict[str, dict[str, np.ndarray]]:
+    """Both averages of every metric over all the rows of a per-span matrix."""
+    return aggregate(matrix.sum(axis=0)[None, :], np.array([float(matrix.shape[0])]))
+
+
+def macro_averages(scores: list[SpanScore]) -> dict[str, float | None]:
+    """The macro average of every metric over ``scores``; None where undefined."""
+    values = point(span_matrix(scores))
+    return {name: (None if np.isnan(v := float(a["macro"][0])) else v)
+            for name, a in values.items()}
+
+
+# --------------------------------------------------------------------------- the docs
+
+
+def markdown_table() -> str:
+    """The table of docs/scoring.md's "The metrics": one row per entry of :data:`METRICS`
+    (tests/scoring/test_metric_table.py checks that the page holds it, and prints the table
+    to paste when it does not)."""
+    rows = ["| metric | label | per span | macro average over | on the dataset card |",
+            "| --- | --- | --- | --- | --- |"]
+    for m in METRICS.values():
+        over = "every span" if m.only is None else f"spans with `{m.only}`"
+        rows.append(f"| `{m.name}` | {m.label} | {m.definition.replace('|', chr(92) + '|')} "
+                    f"| {over} | {m.card or '-'} |")
+    return "\n".join(rows) + "\n"

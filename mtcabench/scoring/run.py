@@ -9,13 +9,13 @@ from pathlib import Path
 
 from rich.console import Console
 
-from mtcabench.benchmark import Benchmark
+from mtcabench.benchmark import Benchmark, origin_paths
 from mtcabench.errors import InputError
 from mtcabench.io import atomic_write, check_outputs_are_not_inputs
 from mtcabench.progress import err_console
 from mtcabench.scoring.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
-from mtcabench.scoring.metrics import AVERAGES
-from mtcabench.scoring.report import Comparison, ScoreReport
+from mtcabench.results.metrics import AVERAGES
+from mtcabench.results.report import Comparison, ScoreReport
 from mtcabench.scoring.scorer import (
     ScoredSubmission,
     as_benchmark,
@@ -24,7 +24,7 @@ from mtcabench.scoring.scorer import (
     floor_reports,
     score_spans,
 )
-from mtcabench.scoring.submission import submission_name
+from mtcabench.results.submission import submission_name
 from mtcabench.scoring.tables import (
     HEADLINE,
     comparison_markdown,
@@ -167,11 +167,9 @@ def compare_and_print(
 
 
 def _benchmark_files(benchmark: Benchmark | str | Path) -> list[Path]:
-    """The files of a benchmark given as a folder (inputs no output may be)."""
-    if isinstance(benchmark, Benchmark):
-        return []
-    folder = Path(benchmark)
-    return [p for p in folder.iterdir() if p.is_file()] if folder.is_dir() else []
+    """What a benchmark is read from (inputs no output may be)."""
+    return benchmark.input_paths() if isinstance(benchmark, Benchmark) else \
+        origin_paths(benchmark)
 
 
 def _unique(paths: list[Path]) -> list[Path]:

@@ -76,8 +76,8 @@ def test_sample_submission_is_valid(sample_runs, sample_benchmark, method, score
     assert report.forward_passes == 3 * (3 if scorer == "attntrace" else 1)
     assert header.notes["forward_passes"] == report.forward_passes
     # the scoring stage's own reader accepts it, with no span missing
-    from mtcabench.scoring.submission import check_against_benchmark
-    from mtcabench.scoring.submission import read_submission as score_read
+    from mtcabench.results.submission import check_against_benchmark
+    from mtcabench.results.submission import read_submission as score_read
 
     assert check_against_benchmark(score_read(path), bench) == []
     for entry, span in zip(entries, bench.spans):
