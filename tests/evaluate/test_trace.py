@@ -17,6 +17,7 @@ from mtcabench.evaluate import (
     trace_benchmark,
 )
 from mtcabench.evaluate.runners._run import partial_path
+from mtcabench import results
 from mtcabench.graph import check_graph
 from mtcabench.model import (
     Edge,
@@ -33,9 +34,9 @@ SCORERS = ("avg-attention", "attntrace", "at2")
 
 
 def read_submission(path: Path) -> tuple[SubmissionHeader, list[SubmissionEntry]]:
-    lines = [json.loads(x) for x in path.read_text().splitlines()]
-    return (SubmissionHeader.model_validate(lines[0]),
-            [SubmissionEntry.model_validate(x) for x in lines[1:]])
+    """Header and entries, read by the submission module as `score` and `trace-merge` read."""
+    sub = results.read_submission(path)
+    return sub.header, list(sub.entries.values())
 
 
 def as_graph(entry: SubmissionEntry, target: int) -> ProvenanceGraph:

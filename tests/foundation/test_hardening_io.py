@@ -171,13 +171,14 @@ def _cases(tmp_path: Path):
                                     good, "--conversations", good, "--scores", report,
                                     "--out", tmp_path / "releases"], "deep.score.json:2"),
         "raw list": (["raw", "list", "--manifest", manifest], "manifest.json:2"),
+        "trace-merge": (["trace-merge", sub, "-o", out], "sub.jsonl:2"),
     }
 
 
 CASES = ["ingest taubench", "ingest confetti", "validate", "stats", "annotate lineage",
          "score submission", "score benchmark", "review auto-accept",
          "review auto-accept conversations", "release build", "release verify",
-         "release build --scores", "raw list"]
+         "release build --scores", "raw list", "trace-merge"]
 
 
 @pytest.mark.parametrize("case", CASES)
