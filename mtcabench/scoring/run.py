@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from mtcabench.benchmark import Benchmark, origin_paths
+from mtcabench.benchmark import Benchmark
 from mtcabench.errors import InputError
 from mtcabench.io import atomic_write, check_outputs_are_not_inputs
 from mtcabench.progress import err_console
@@ -19,6 +19,7 @@ from mtcabench.results.report import Comparison, ScoreReport
 from mtcabench.scoring.scorer import (
     ScoredSubmission,
     as_benchmark,
+    benchmark_inputs,
     build_comparison,
     build_report,
     floor_reports,
@@ -90,7 +91,7 @@ def run_scoring(
         planned += [compare_stem.with_suffix(".json"), compare_stem.with_suffix(".md")]
     if plot:
         planned += [out / f"by-dependency-type{suffix}" for suffix in (".png", ".svg")]
-    check_outputs_are_not_inputs([*paths, *_benchmark_files(benchmark)], planned)
+    check_outputs_are_not_inputs([*paths, *benchmark_inputs(benchmark)], planned)
     bench = as_benchmark(benchmark)
 
     scored: dict[Path, ScoredSubmission] = {}
@@ -164,12 +165,6 @@ def compare_and_print(
     run = run_scoring([], benchmark, compare=(a, b), out=out, resamples=resamples, seed=seed,
                       console=console)
     return run.comparison  # type: ignore[return-value]  # always set when compare is given
-
-
-def _benchmark_files(benchmark: Benchmark | str | Path) -> list[Path]:
-    """What a benchmark is read from (inputs no output may be)."""
-    return benchmark.input_paths() if isinstance(benchmark, Benchmark) else \
-        origin_paths(benchmark)
 
 
 def _unique(paths: list[Path]) -> list[Path]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from mtcabench.baselines import FLOORS
-from mtcabench.benchmark import Benchmark, load_benchmark
+from mtcabench.benchmark import Benchmark, load_benchmark, origin_paths
 from mtcabench.errors import InputError
 from mtcabench.model import BenchmarkSpan, DependencyType, SubmissionHeader
 from mtcabench.scoring.bootstrap import (
@@ -80,6 +80,12 @@ class Group:
 
 def as_benchmark(benchmark: Benchmark | str | Path) -> Benchmark:
     return benchmark if isinstance(benchmark, Benchmark) else load_benchmark(benchmark)
+
+
+def benchmark_inputs(benchmark: Benchmark | str | Path) -> list[Path]:
+    """What a benchmark (loaded, or a path or Hub id) is read from: inputs no output may be."""
+    return benchmark.input_paths() if isinstance(benchmark, Benchmark) else \
+        origin_paths(benchmark)
 
 
 def score_spans(submission: Submission | str | Path, benchmark: Benchmark) -> ScoredSubmission:

@@ -16,11 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mtcabench.errors import InputError
-from mtcabench.benchmark import Benchmark, origin_paths
 from mtcabench.io import atomic_write, check_outputs_are_not_inputs
 from mtcabench.model import BenchmarkSpan, Conversation, PredictedEdge, Role, parse_span_id
 from mtcabench.results.metrics import METRICS, score_span
-from mtcabench.scoring.scorer import as_benchmark
+from mtcabench.scoring.scorer import as_benchmark, benchmark_inputs
 from mtcabench.results.submission import read_submission
 
 Pair = tuple[int, int]
@@ -382,8 +381,7 @@ def draw_spans(
     if fmt not in ("html", "svg"):
         raise InputError(f"--format must be html or svg, got {fmt!r}")
     inputs: list[Path] = [Path(submission)] if submission is not None else []
-    inputs += benchmark.input_paths() if isinstance(benchmark, Benchmark) else \
-        origin_paths(benchmark)
+    inputs += benchmark_inputs(benchmark)
     check_outputs_are_not_inputs(inputs, picture_paths(list(span_ids), out, fmt))
     views = span_views(span_ids, benchmark, submission)
     return views, write_views(views, out, fmt)
