@@ -25,6 +25,7 @@ from mtcabench.results.metrics import (
     register_metric,
     score_span,
     span_matrix,
+    unregister_metric,
 )
 from mtcabench.results.report import Comparison, FloorReport, ScoreReport, read_score_report
 from mtcabench.results.submission import (
@@ -42,5 +43,5 @@ __all__ = [
     "Comparison", "FloorReport", "Metric", "ScoreReport", "SpanScore", "Submission",
     "aggregate", "all_floor_scores", "definitions", "floor_scores", "macro_averages",
     "read_score_report", "read_submission", "register_metric", "run_key", "score_span",
-    "shard_of", "span_matrix", "write_submission",
+    "shard_of", "span_matrix", "unregister_metric", "write_submission",
 ]

@@ -155,11 +155,8 @@ class SpanScore:
         """Every metric of this span by name, in report order."""
         return {name: m.span(self) for name, m in METRICS.items()}
 
-    def __getattr__(self, name: str) -> float | None:
-        # Every metric reads as an attribute too (score.edge_f1), whichever table entry adds it.
-        if name in METRICS:
-            return METRICS[name].span(self)
-        raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
+    # Every metric also reads as an attribute (score.edge_f1): a property per table entry,
+    # set by _add (below).
 
 
 def _ratio(hits: int, denominator: int, other: int) -> float:
@@ -281,15 +278,32 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
 )}
 
 
+def _add(metric: Metric) -> None:
+    METRICS[metric.name] = metric
+    setattr(SpanScore, metric.name, property(metric.span, doc=metric.definition))
+
+
+for _metric in list(METRICS.values()):
+    _add(_metric)
+
+
 def register_metric(metric: Metric) -> Metric:
     """Add a metric to :data:`METRICS` (after the others): every report, table and chart that
-    lists metrics shows it from then on. A name already taken is refused."""
-    if metric.name in METRICS or metric.name in COUNTS:
+    lists metrics shows it from then on, and a :class:`SpanScore` reads it as an attribute.
+    A name already taken (by a metric, a count or an attribute of SpanScore) is refused."""
+    if metric.name in METRICS or metric.name in COUNTS or hasattr(SpanScore, metric.name):
         raise ValueError(f"a metric or count named {metric.name!r} exists already")
     if metric.only is not None and metric.only not in COUNTS:
         raise ValueError(f"metric {metric.name}: only={metric.only!r} is not a count column "
                          f"({', '.join(COUNTS)})")
-    METRICS[metric.name] = metric
+    _add(metric)
+    return metric
+
+
+def unregister_metric(name: str) -> Metric:
+    """Take a metric registered with :func:`register_metric` out again (tests, experiments)."""
+    metric = METRICS.pop(name)
+    delattr(SpanScore, name)
     return metric
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mtcabench.results import METRICS, Metric, ScoreReport, register_metric
-from mtcabench.results.metrics import markdown_table, ratio_array
+from mtcabench.results import METRICS, Metric, ScoreReport, SpanScore, register_metric
+from mtcabench.results.metrics import markdown_table, ratio_array, unregister_metric
 from mtcabench.scoring import run_scoring, score_spans
 from mtcabench.benchmark import load_benchmark
 
@@ -39,7 +39,8 @@ def jaccard():
     try:
         yield JACCARD
     finally:
-        METRICS.pop(JACCARD.name)
+        unregister_metric(JACCARD.name)
+    assert JACCARD.name not in METRICS and not hasattr(SpanScore, JACCARD.name)
 
 
 def test_a_registered_metric_is_in_the_report(jaccard, bench, submissions, tmp_path):
