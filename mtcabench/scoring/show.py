@@ -17,7 +17,7 @@ from pathlib import Path
 
 from mtcabench.errors import InputError
 from mtcabench.benchmark import Benchmark
-from mtcabench.io import atomic_write, check_outputs_are_not_inputs
+from mtcabench.io import atomic_write, check_outputs_are_not_inputs, derived_name
 from mtcabench.model import BenchmarkSpan, Conversation, PredictedEdge, Role, parse_span_id
 from mtcabench.scoring.metrics import METRICS, score_span
 from mtcabench.scoring.scorer import as_benchmark
@@ -329,8 +329,9 @@ def _hint(span_id: str, index: dict[str, BenchmarkSpan]) -> str:
 
 
 def safe_name(span_id: str) -> str:
-    """A file name for a span id (ids hold '/', '#' and ':')."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", span_id).strip("_") or "span"
+    """A file name for a span id (ids hold '/', '#' and ':'), by the one name policy
+    (:func:`mtcabench.io.derived_name`): never hidden, short enough for ``-N.html``."""
+    return derived_name(span_id, default="span", room=len("-99.html"))
 
 
 def picture_names(span_ids: list[str]) -> list[str]:

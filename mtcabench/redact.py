@@ -1,0 +1,177 @@
+"""Keeping secrets out of everything that leaves the process: one redaction for every message.
+
+A server controls what it answers, and a hostile or buggy one may echo the request's
+``Authorization`` header (or the key anywhere) back in its answer, its error messages, an HTML
+error page or a response header, plainly or encoded (``\\uXXXX`` escapes, URL-encoded, HTML
+entities, JSON-escaped ``\\/``). Every secret the process holds is known here: the values the
+service clients register when they are built (an LLM endpoint's key, whatever ``--api-key``
+gave, the Label Studio key, the Hub token) and the values of the environment variables in
+:data:`SECRET_ENV`. :func:`redact` replaces each of them in any of those spellings, and the
+value of any ``Authorization``-like header, with :data:`REDACTED`.
+
+Where it applies: every :class:`~mtcabench.errors.MtcaError` message (so every one-line error
+of the CLI), every record line the writers of :mod:`mtcabench.io` write, the LLM answers
+before they are cached or parsed, and the CLI's last line of defence on the terminal. A text is
+redacted *before* it is cut to a length (:func:`clip`), so that a cut cannot leave part of a
+key behind.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Iterable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+#: What a secret is replaced with.
+REDACTED = "[redacted]"
+
+#: Environment variables whose values are secrets wherever they appear.
+SECRET_ENV = (
+    "OPENAI_API_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "LABEL_STUDIO_API_KEY",
+    "HF_TOKEN",
+    "HUGGING_FACE_HUB_TOKEN",
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+)
+
+#: A shorter value is not treated as a secret (it would redact ordinary words).
+MIN_SECRET_LENGTH = 6
+
+_registered: set[str] = set()
+_lock = threading.Lock()
+_compiled: dict[tuple[str, ...], re.Pattern[str] | None] = {}
+
+# The value of an Authorization-like header, in a header dump, a JSON body or a repr:
+# ``Authorization: Bearer X``, ``"authorization": "Token X"``, ``api-key: X``.
+_HEADER = re.compile(
+    r"(?i)(\b(?:proxy-)?authori[sz]ation|\bx-api-key|\bapi[-_]key)"
+    r"(\\?[\"']?\s*[:=]\s*\\?[\"']?\s*)"
+    r"((?:bearer|token|basic)\s+)?"
+    r"([^\s\"'\\,;}&<]{4,})")
+# A bearer token outside a header name (``you sent Bearer X``).
+_BEARER = re.compile(r"(?i)(\b(?:bearer|token)\s+)([A-Za-z0-9._~+/=-]{12,})")
+
+
+def register_secret(*values: str | None) -> None:
+    """Add values (a key given by flag or read from a file) to the secrets this process holds."""
+    with _lock:
+        for v in values:
+            if v and len(v) >= MIN_SECRET_LENGTH:
+                _registered.add(v)
+
+
+def held_secrets() -> list[str]:
+    """Every secret the process holds: registered, and the values of :data:`SECRET_ENV`."""
+    env = (os.environ.get(name, "").strip() for name in SECRET_ENV)
+    with _lock:
+        values = set(_registered)
+    values.update(v for v in env if len(v) >= MIN_SECRET_LENGTH)
+    return sorted(values, key=len, reverse=True)
+
+
+def _char(c: str) -> str:
+    """A regex for one character of a secret in any of the spellings a text may hold it in."""
+    o = ord(c)
+    alts = [re.escape(c)]
+    if o < 0x10000:
+        alts.append(r"\\u(?i:%04x)" % o)  # JSON / Python escape
+    if o < 0x100:
+        alts.append(r"%%(?i:%02x)" % o)  # URL-encoded
+        alts.append(r"\\x(?i:%02x)" % o)  # Python repr of bytes
+        alts.append(r"&#0*%d;" % o)  # HTML entities
+        alts.append(r"&#[xX]0*(?i:%x);" % o)
+    if c == "/":
+        alts.append(r"\\/")
+    return "(?:" + "|".join(alts) + ")"
+
+
+def _pattern(secrets: tuple[str, ...]) -> re.Pattern[str] | None:
+    if secrets not in _compiled:
+        parts = ["".join(_char(c) for c in s) for s in secrets]
+        _compiled[secrets] = re.compile("|".join(parts)) if parts else None
+    return _compiled[secrets]
+
+
+def _anchors(secret: str) -> tuple[str, ...]:
+    """Lower-case strings one of which any spelling of ``secret`` contains (its first
+    character in each encoding): a text holding none of them needs no regex search."""
+    o = ord(secret[0])
+    first = secret[0].lower()
+    out = [secret[:4].lower(), "\\u%04x" % o, "&#"]
+    out += [first + mark for mark in ("\\u", "%", "\\x", "&#")]  # a mixed spelling
+    if o < 0x100:
+        out += ["%%%02x" % o, "\\x%02x" % o]
+    return tuple(out)
+
+
+def _redact_secrets(text: str, secrets: tuple[str, ...]) -> str:
+    if not secrets:
+        return text
+    for s in secrets:  # the plain spelling, fast
+        if s in text:
+            text = text.replace(s, REDACTED)
+    low = text.lower()
+    if not any(a in low for s in secrets for a in _anchors(s)):
+        return text
+    pattern = _pattern(secrets)
+    return pattern.sub(REDACTED, text) if pattern is not None else text
+
+
+def redact(text: str, extra: Iterable[str | None] = (), *, headers: bool = True) -> str:
+    """``text`` with every secret held (and ``extra``) replaced, in any spelling.
+
+    ``headers``: also replace the value of any ``Authorization``-like header and any bearer
+    token, known or not (for messages; record data keeps such text as the user wrote it).
+    """
+    secrets = held_secrets()
+    if extra:
+        more = {e for e in extra if e and len(e) >= MIN_SECRET_LENGTH}
+        secrets = sorted(set(secrets) | more, key=len, reverse=True)
+    text = _redact_secrets(text, tuple(secrets))
+    if headers:
+        text = _HEADER.sub(lambda m: m.group(1) + m.group(2) + (m.group(3) or "") + REDACTED
+                           if m.group(4) != REDACTED else m.group(0), text)
+        text = _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
+    return text
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` redacted, then cut to ``limit`` characters: a cut never leaves part of a key."""
+    text = redact(text)
+    return text if len(text) <= limit else text[: max(0, limit - 3)] + "..."
+
+
+class Redactor:
+    """The redaction of a client: the secrets it holds (registered process-wide) and every
+    other secret the process holds, in strings and dicts/lists of them, deeply."""
+
+    def __init__(self, secrets: Iterable[str | None] = (), *, headers: bool = False):
+        self.own = [s for s in secrets if s]
+        register_secret(*self.own)
+        self.headers = headers
+
+    @property
+    def secrets(self) -> list[str]:
+        return held_secrets()
+
+    def __bool__(self) -> bool:
+        return bool(held_secrets())
+
+    def text(self, value: str) -> str:
+        return redact(value, headers=self.headers)
+
+    def redact(self, value: T) -> T:
+        """``value`` with every secret replaced: strings, and dicts/lists of them, deeply."""
+        if isinstance(value, str):
+            return self.text(value)  # type: ignore[return-value]
+        if isinstance(value, dict):
+            return {self.redact(k): self.redact(v) for k, v in value.items()}  # type: ignore[return-value]
+        if isinstance(value, list):
+            return [self.redact(v) for v in value]  # type: ignore[return-value]
+        return value
