@@ -532,7 +532,8 @@ def claim_output(path: str | Path) -> Iterator[None]:
             owner = os.read(fd, 32).decode("ascii", "replace").strip() or "unknown"
             os.close(fd)
             raise OutputBusy(f"{path}: another mtcabench process (pid {owner}) is writing this "
-                             "output now; wait for it to finish, or choose another output")
+                             "output now; wait for it to finish, or choose another output"
+                             ) from None
         # The previous holder may have removed the file between our open and our lock.
         try:
             same = os.stat(lock).st_ino == os.fstat(fd).st_ino

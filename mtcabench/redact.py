@@ -80,12 +80,12 @@ def _char(c: str) -> str:
     o = ord(c)
     alts = [re.escape(c)]
     if o < 0x10000:
-        alts.append(r"\\u(?i:%04x)" % o)  # JSON / Python escape
+        alts.append(rf"\\u(?i:{o:04x})")  # JSON / Python escape
     if o < 0x100:
-        alts.append(r"%%(?i:%02x)" % o)  # URL-encoded
-        alts.append(r"\\x(?i:%02x)" % o)  # Python repr of bytes
-        alts.append(r"&#0*%d;" % o)  # HTML entities
-        alts.append(r"&#[xX]0*(?i:%x);" % o)
+        alts.append(rf"%(?i:{o:02x})")  # URL-encoded
+        alts.append(rf"\\x(?i:{o:02x})")  # Python repr of bytes
+        alts.append(rf"&#0*{o};")  # HTML entities
+        alts.append(rf"&#[xX]0*(?i:{o:x});")
     if c == "/":
         alts.append(r"\\/")
     return "(?:" + "|".join(alts) + ")"
@@ -103,10 +103,10 @@ def _anchors(secret: str) -> tuple[str, ...]:
     character in each encoding): a text holding none of them needs no regex search."""
     o = ord(secret[0])
     first = secret[0].lower()
-    out = [secret[:4].lower(), "\\u%04x" % o, "&#"]
+    out = [secret[:4].lower(), f"\\u{o:04x}", "&#"]
     out += [first + mark for mark in ("\\u", "%", "\\x", "&#")]  # a mixed spelling
     if o < 0x100:
-        out += ["%%%02x" % o, "\\x%02x" % o]
+        out += [f"%{o:02x}", f"\\x{o:02x}"]
     return tuple(out)
 
 
