@@ -122,7 +122,8 @@ def from_os_error(exc: BaseException) -> MtcaError | None:
     """The one-line error for a machine-side failure the user can fix, else None (a bug).
 
     A full disk or quota (``ENOSPC``, ``EDQUOT``, ``EFBIG``, SQLite's "database or disk is
-    full") is :class:`NoSpace`; a file name longer than the file system allows is bad input.
+    full") is :class:`NoSpace`; a file name longer than the file system allows, a read-only
+    file system or a permission refused is bad input (the user chose the path).
     """
     if isinstance(exc, sqlite3.OperationalError) and "full" in str(exc):
         return NoSpace(f"a database could not grow ({exc}); free some space (or write "
@@ -136,4 +137,7 @@ def from_os_error(exc: BaseException) -> MtcaError | None:
     if exc.errno == errno.ENAMETOOLONG:
         return InputError(f"{where}a file name is longer than the file system allows (255 "
                           "bytes); choose a shorter name or path")
+    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return InputError(f"{where}{os.strerror(exc.errno).lower()}; choose a file or folder "
+                          "you can read and write")
     return None

@@ -383,7 +383,7 @@ def atomic_write(path: str | Path, mode: str = "w") -> Iterator[IO]:
         handed = False
         try:
             with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as fh:
-                yield fh
+                yield fh if "b" in mode else _Redacting(fh)
                 fh.flush()
                 os.fsync(fh.fileno())
             # mkstemp creates the file for its owner only; give it the usual permissions.
@@ -404,6 +404,24 @@ def atomic_write(path: str | Path, mode: str = "w") -> Iterator[IO]:
             raise
 
 
+class _Redacting:
+    """A text file whose every write is redacted (:mod:`mtcabench.redact`): no secret the
+    process holds reaches a file an atomic writer writes (a summary, a report, a page)."""
+
+    def __init__(self, fh: IO[str]):
+        self._fh = fh
+
+    def write(self, text: str) -> int:
+        return self._fh.write(redact(text, headers=False))
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._fh, name)
+
+
 def _os_error(exc: OSError, path: Path) -> Exception:
     """A full disk or a too-long name while writing ``path`` as its one-line error."""
     if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
@@ -421,8 +439,7 @@ def write_records(path: str | Path, records: Iterable[Record]) -> int:
     """Write records atomically; returns how many were written."""
     n = 0
     with atomic_write(path) as fh:
-        writer = jsonlines.Writer(fh, compact=True, flush=False,
-                                  dumps=lambda obj: redact(_dumps(obj), headers=False))
+        writer = jsonlines.Writer(fh, compact=True, flush=False, dumps=_dumps)
         for rec in records:
             writer.write(dump_record(rec))
             n += 1

@@ -7,11 +7,12 @@ entities, JSON-escaped ``\\/``). Every secret the process holds is known here: t
 service clients register when they are built (an LLM endpoint's key, whatever ``--api-key``
 gave, the Label Studio key, the Hub token) and the values of the environment variables in
 :data:`SECRET_ENV`. :func:`redact` replaces each of them in any of those spellings, and the
-value of any ``Authorization``-like header, with :data:`REDACTED`.
+value of any ``Authorization``-like header and any password written into a URL, with
+:data:`REDACTED`.
 
 Where it applies: every :class:`~mtcabench.errors.MtcaError` message (so every one-line error
-of the CLI), every record line the writers of :mod:`mtcabench.io` write, the LLM answers
-before they are cached or parsed, and the CLI's last line of defence on the terminal. A text is
+of the CLI), everything the writers of :mod:`mtcabench.io` write as text (records, summaries,
+reports, pages), and the LLM answers before they are cached or parsed. A text is
 redacted *before* it is cut to a length (:func:`clip`), so that a cut cannot leave part of a
 key behind.
 """
@@ -54,6 +55,8 @@ _HEADER = re.compile(
     r"(\\?[\"']?\s*[:=]\s*\\?[\"']?\s*)"
     r"((?:bearer|token|basic)\s+)?"
     r"([^\s\"'\\,;}&<]{4,})")
+# A password written into a URL (``https://user:password@host``).
+_USERINFO = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^/\s:@]*:)([^@\s/]+)(@)")
 # A bearer token outside a header name (``you sent Bearer X``).
 _BEARER = re.compile(r"(?i)(\b(?:bearer|token)\s+)([A-Za-z0-9._~+/=-]{12,})")
 
@@ -138,6 +141,7 @@ def redact(text: str, extra: Iterable[str | None] = (), *, headers: bool = True)
         text = _HEADER.sub(lambda m: m.group(1) + m.group(2) + (m.group(3) or "") + REDACTED
                            if m.group(4) != REDACTED else m.group(0), text)
         text = _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
+        text = _USERINFO.sub(lambda m: m.group(1) + REDACTED + m.group(3), text)
     return text
 
 

@@ -78,14 +78,17 @@ class SmallDisk:
         self.path = path
 
     def run(self, args: list[str], *, size_kb: int, cwd: Path | None = None,
-            env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess, list[str]]:
+            env: dict[str, str] | None = None, read_only: bool = False,
+            ) -> tuple[subprocess.CompletedProcess, list[str]]:
         listing = self.path.parent / f"{self.path.name}.listing"
-        script = ('mount -t tmpfs -o size="$SMALL_DISK_KB"k tmpfs "$SMALL_DISK" || exit 99\n'
+        script = ('mount -t tmpfs -o size="$SMALL_DISK_KB"k$SMALL_DISK_RO tmpfs "$SMALL_DISK" '
+                  '|| exit 99\n'
                   '"$@"; rc=$?\n'
                   'find "$SMALL_DISK" -mindepth 1 -printf "%P\\n" > "$SMALL_DISK_LISTING"\n'
                   'exit $rc')
         full_env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "300",
                     "SMALL_DISK": str(self.path), "SMALL_DISK_KB": str(size_kb),
+                    "SMALL_DISK_RO": ",ro" if read_only else "",
                     "SMALL_DISK_LISTING": str(listing), **(env or {})}
         proc = subprocess.run(["unshare", "-rm", "sh", "-c", script, "sh", sys.executable,
                                "-m", "mtcabench", *args], cwd=cwd or self.path.parent,

@@ -207,3 +207,23 @@ def test_a_response_cache_on_a_full_disk_is_one_line(size_kb, tiny_path, tmp_pat
     assert proc.returncode == ExitCode.NO_SPACE, proc.stderr
     line = error_line(proc.stderr)
     assert "cache.sqlite" in line and "no space left" in line, line
+
+
+# ---------------------------------------------------------------- a password in --base-url
+
+
+def test_a_password_in_the_base_url_is_shown_and_stored_nowhere(tiny_path, tmp_path):
+    password = f"pw{secrets.token_hex(12)}"
+    with FakeOpenAI(script_responder(good_propose_table(), default_verify=good_verify)) as fake:
+        url = fake.base_url.replace("http://", f"http://mtca:{password}@")
+        ok = runner.invoke(app, propose_args(tiny_path, tmp_path / "p.jsonl", url))
+        assert ok.exit_code == 0, ok.output
+        assert fake.chat_requests()  # the run really went through that URL
+    # The same URL once the server is gone: the "cannot reach" line names the URL.
+    (tmp_path / "q").mkdir()
+    gone = runner.invoke(app, propose_args(tiny_path, tmp_path / "q" / "q.jsonl", url))
+    assert gone.exit_code == ExitCode.SERVICE, gone.output
+    assert "mtca:[redacted]@" in error_line(gone.output)
+    for res in (ok, gone):
+        assert password not in res.output
+    assert password not in files_text(tmp_path)

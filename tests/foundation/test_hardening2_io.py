@@ -211,3 +211,27 @@ def test_no_space_error_codes_are_documented():
     assert NoSpace("x").exit_code == 7 and OutputBusy("x").exit_code == 8
     assert json.loads(json.dumps({"codes": [ExitCode.NO_SPACE, ExitCode.BUSY]})) == {
         "codes": [7, 8]}
+
+
+# ---------------------------------------------------------------- cases of our own
+
+
+def test_a_read_only_output_folder_is_one_line(small_disk):
+    proc, left = small_disk.run(["ingest", "taubench", str(SAMPLE), "-o",
+                                 str(small_disk.path / "out.jsonl")], size_kb=64, read_only=True)
+    assert proc.returncode == ExitCode.BAD_INPUT, proc.stderr
+    assert "read-only file system" in one_line(proc.stderr)
+    assert left == []
+
+
+def test_an_output_folder_whose_name_is_too_long_is_one_line(tmp_path):
+    out = tmp_path / ("d" * 300) / "out.jsonl"
+    res = runner.invoke(app, ["ingest", "taubench", str(SAMPLE), "-o", str(out)])
+    assert res.exit_code == ExitCode.BAD_INPUT, res.output
+    assert "longer than the file system allows" in one_line(res.output)
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_password_in_a_url_is_redacted_in_messages():
+    line = InputError("cannot reach https://mtca:s3cretPassw0rd@llm.example/v1 (ConnectError)")
+    assert "s3cretPassw0rd" not in line.message and "mtca:[redacted]@llm.example" in line.message
