@@ -227,3 +227,18 @@ def test_a_password_in_the_base_url_is_shown_and_stored_nowhere(tiny_path, tmp_p
     for res in (ok, gone):
         assert password not in res.output
     assert password not in files_text(tmp_path)
+
+
+# ---------------------------------------------------------------- a long output name
+
+
+def test_a_legal_249_byte_output_name_and_the_names_derived_from_it(tiny_path, tmp_path):
+    folder = tmp_path / "o"
+    folder.mkdir()
+    out = folder / ("p" * 243 + ".jsonl")
+    with FakeOpenAI(script_responder(good_propose_table(), default_verify=good_verify)) as fake:
+        res = runner.invoke(app, propose_args(tiny_path, out, fake.base_url))
+    assert res.exit_code == 0, res.output
+    names = os.listdir(folder)
+    assert out.name in names and any(n.endswith("-summary.json") for n in names), names
+    assert all(len(n.encode()) <= 255 for n in names)
