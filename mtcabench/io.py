@@ -39,7 +39,7 @@ from pydantic_core import from_json
 
 from mtcabench.errors import InputError, NoSpace, OutputBusy, from_os_error
 from mtcabench.model import Conversation, Record
-from mtcabench.redact import redact
+from mtcabench.redact import scrubber
 
 R = TypeVar("R", bound=Record)
 
@@ -410,9 +410,10 @@ class _Redacting:
 
     def __init__(self, fh: IO[str]):
         self._fh = fh
+        self._scrub = scrubber()
 
     def write(self, text: str) -> int:
-        return self._fh.write(redact(text, headers=False))
+        return self._fh.write(self._scrub(text))
 
     def writelines(self, lines: Iterable[str]) -> None:
         for line in lines:
@@ -463,13 +464,14 @@ class RecordAppender:
         try:
             _truncate_partial_last_line(self.path)
             self._fh = self.path.open("a", encoding="utf-8")
+            self._scrub = scrubber()
         except OSError as exc:
             raise _os_error(exc, self.path) from None
 
     def write(self, record: Record) -> None:
         try:
-            self._fh.write(redact(json.dumps(dump_record(record), ensure_ascii=False),
-                                  headers=False) + "\n")
+            self._fh.write(self._scrub(json.dumps(dump_record(record), ensure_ascii=False))
+                           + "\n")
             self._fh.flush()
         except OSError as exc:
             # The line may be partly written: the next open cuts it off (a rerun resumes).

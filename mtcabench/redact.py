@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -46,7 +46,6 @@ MIN_SECRET_LENGTH = 6
 
 _registered: set[str] = set()
 _lock = threading.Lock()
-_compiled: dict[tuple[str, ...], re.Pattern[str] | None] = {}
 
 # The value of an Authorization-like header, in a header dump, a JSON body or a repr:
 # ``Authorization: Bearer X``, ``"authorization": "Token X"``, ``api-key: X``.
@@ -94,54 +93,90 @@ def _char(c: str) -> str:
     return "(?:" + "|".join(alts) + ")"
 
 
-def _pattern(secrets: tuple[str, ...]) -> re.Pattern[str] | None:
-    if secrets not in _compiled:
+class _Plan:
+    """The redaction of one set of secrets, prepared once: the plain spellings, the strings
+    one of which any other spelling contains (a text holding none needs no regex search),
+    and the regex of every spelling."""
+
+    def __init__(self, secrets: tuple[str, ...]):
+        self.secrets = secrets
+        self.anchors = tuple({a for s in secrets for a in _anchors(s)})
         parts = ["".join(_char(c) for c in s) for s in secrets]
-        _compiled[secrets] = re.compile("|".join(parts)) if parts else None
-    return _compiled[secrets]
+        self.pattern = re.compile("|".join(parts)) if parts else None
+
+    def plain(self, text: str) -> str:
+        for s in self.secrets:
+            if s in text:
+                text = text.replace(s, REDACTED)
+        return text
+
+    def __call__(self, text: str) -> str:
+        text = self.plain(text)
+        if self.pattern is not None and any(a in text for a in self.anchors):
+            text = self.pattern.sub(REDACTED, text)
+        return text
 
 
-def _anchors(secret: str) -> tuple[str, ...]:
-    """Lower-case strings one of which any spelling of ``secret`` contains (its first
-    character in each encoding): a text holding none of them needs no regex search."""
+_plans: dict[tuple[str, ...], _Plan] = {}
+
+
+def _plan(secrets: Iterable[str]) -> _Plan:
+    key = tuple(secrets)
+    plan = _plans.get(key)
+    if plan is None:
+        plan = _plans[key] = _Plan(key)
+    return plan
+
+
+def _anchors(secret: str) -> list[str]:
+    """Its first character in each encoding (hex digits in either case), its plain start,
+    and its first character followed by an escape (a mixed spelling)."""
     o = ord(secret[0])
-    first = secret[0].lower()
-    out = [secret[:4].lower(), f"\\u{o:04x}", "&#"]
-    out += [first + mark for mark in ("\\u", "%", "\\x", "&#")]  # a mixed spelling
-    if o < 0x100:
-        out += [f"%{o:02x}", f"\\x{o:02x}"]
-    return tuple(out)
+    out = [secret[:4], "&#"]
+    out += [secret[0] + mark for mark in ("\\u", "%", "\\x", "&#")]
+    for hexed in (f"{o:04x}", f"{o:04X}"):
+        out.append("\\u" + hexed)
+        if o < 0x100:
+            out += ["%" + hexed[2:], "\\x" + hexed[2:]]
+    return out
 
 
-def _redact_secrets(text: str, secrets: tuple[str, ...]) -> str:
-    if not secrets:
-        return text
-    for s in secrets:  # the plain spelling, fast
-        if s in text:
-            text = text.replace(s, REDACTED)
-    low = text.lower()
-    if not any(a in low for s in secrets for a in _anchors(s)):
-        return text
-    pattern = _pattern(secrets)
-    return pattern.sub(REDACTED, text) if pattern is not None else text
+def _headers(text: str) -> str:
+    text = _HEADER.sub(lambda m: m.group(1) + m.group(2) + (m.group(3) or "") + REDACTED
+                       if m.group(4) != REDACTED else m.group(0), text)
+    text = _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
+    return _USERINFO.sub(lambda m: m.group(1) + REDACTED + m.group(3), text)
 
 
 def redact(text: str, extra: Iterable[str | None] = (), *, headers: bool = True) -> str:
     """``text`` with every secret held (and ``extra``) replaced, in any spelling.
 
-    ``headers``: also replace the value of any ``Authorization``-like header and any bearer
-    token, known or not (for messages; record data keeps such text as the user wrote it).
+    ``headers``: also replace the value of any ``Authorization``-like header, any bearer
+    token and any password in a URL, known or not (for messages; record data keeps such text
+    as the user wrote it).
     """
     secrets = held_secrets()
     if extra:
         more = {e for e in extra if e and len(e) >= MIN_SECRET_LENGTH}
         secrets = sorted(set(secrets) | more, key=len, reverse=True)
-    text = _redact_secrets(text, tuple(secrets))
-    if headers:
-        text = _HEADER.sub(lambda m: m.group(1) + m.group(2) + (m.group(3) or "") + REDACTED
-                           if m.group(4) != REDACTED else m.group(0), text)
-        text = _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
-        text = _USERINFO.sub(lambda m: m.group(1) + REDACTED + m.group(3), text)
+    if secrets:
+        text = _plan(secrets)(text)
+    return _headers(text) if headers else text
+
+
+def scrubber() -> Callable[[str], str]:
+    """The redaction of the secrets held now, prepared once, for a writer of many lines.
+
+    Writers see decoded text (an answer's escapes were decoded, and redacted, when it came
+    in; JSON is written with ``ensure_ascii=False``), so the plain spelling is the one to
+    replace there, at the speed of a substring search; no header patterns either (record
+    data keeps such text as the user wrote it).
+    """
+    secrets = held_secrets()
+    return _plan(secrets).plain if secrets else _unchanged
+
+
+def _unchanged(text: str) -> str:
     return text
 
 
