@@ -119,3 +119,21 @@ def test_ctrl_c_near_the_end_of_score_leaves_none_of_its_files(bench, submission
     assert proc.returncode == 130, proc.stderr
     assert "Traceback" not in proc.stderr, proc.stderr
     assert os.listdir(out) == [], os.listdir(out)
+
+
+def test_show_on_a_full_disk_leaves_none_of_its_pages(bench, tmp_path, small_disk):
+    folder, ids = bench
+    spans = [ids["s1-price"], ids["s2-remaining"], ids["s3-time"]]
+    res = runner.invoke(app, ["show", *spans, "-b", str(folder), "-o", str(tmp_path / "pics"),
+                              "--text", "none"])
+    assert res.exit_code == 0, res.output
+    sizes = sorted(p.stat().st_size for p in (tmp_path / "pics").iterdir())
+    assert len(sizes) == 3
+    # Room for the first page or two, not for all three.
+    size_kb = max(4, (sum(sizes) - sizes[0] // 2) // 1024 // 4 * 4)
+    proc, left = small_disk.run(["show", *spans, "-b", str(folder), "-o",
+                                 str(small_disk.path / "pics"), "--text", "none"],
+                                size_kb=size_kb)
+    assert proc.returncode == ExitCode.NO_SPACE, (size_kb, sizes, proc.stderr)
+    assert "no space left on device" in error_line(proc.stderr)
+    assert left in ([], ["pics"]), left
