@@ -214,3 +214,22 @@ class Redactor:
         if isinstance(value, list):
             return [self.redact(v) for v in value]  # type: ignore[return-value]
         return value
+
+
+class RedactedStream:
+    """A text stream whose every write is redacted, headers included: the CLI puts one over
+    ``sys.stderr``, so that even a bug's traceback shows no secret the process holds."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(redact(text))
+        return len(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)

@@ -19,6 +19,7 @@ from typer.core import TyperGroup
 from mtcabench._version import __version__
 from mtcabench.errors import ExitCode, MtcaError, from_os_error
 from mtcabench.progress import err_console
+from mtcabench.redact import RedactedStream
 
 
 class _Group(TyperGroup):
@@ -104,6 +105,10 @@ _register()
 
 def main() -> None:
     """Console-script entry point."""
+    # The last line of defence: whatever reaches stderr, a bug's traceback included, is
+    # redacted (mtcabench.redact); messages of ours were redacted when they were made.
+    if not isinstance(sys.stderr, RedactedStream):
+        sys.stderr = RedactedStream(sys.stderr)
     try:
         app()
     except MtcaError as exc:  # raised outside a command (e.g. in a callback)

@@ -235,3 +235,28 @@ def test_an_output_folder_whose_name_is_too_long_is_one_line(tmp_path):
 def test_a_password_in_a_url_is_redacted_in_messages():
     line = InputError("cannot reach https://mtca:s3cretPassw0rd@llm.example/v1 (ConnectError)")
     assert "s3cretPassw0rd" not in line.message and "mtca:[redacted]@llm.example" in line.message
+
+
+_BUG = textwrap.dedent("""
+    import os, sys
+    import mtcabench.cli.validate as validate_cli
+    from mtcabench.cli import main
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug that quotes the header: Authorization: Bearer "
+                           + os.environ["OPENAI_API_KEY"])
+    validate_cli.validate_file = broken
+    sys.argv = ["mtcabench", "validate", sys.argv[1]]
+    main()
+""")
+
+
+def test_even_a_bugs_traceback_shows_no_secret(tmp_path):
+    key = "sk-traceback-" + "q" * 30
+    convs = tmp_path / "c.jsonl"
+    write_records(convs, read_taubench(SAMPLE))
+    proc = subprocess.run([sys.executable, "-c", _BUG, str(convs)], capture_output=True,
+                          text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "OPENAI_API_KEY": key})
+    assert proc.returncode == 1 and "Traceback" in proc.stderr, proc.stderr
+    assert "RuntimeError: a bug that quotes the header" in proc.stderr
+    assert "qqqqqqqq" not in proc.stderr and "[redacted]" in proc.stderr
