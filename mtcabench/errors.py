@@ -113,7 +113,7 @@ class NoSpace(MtcaError):
 
 
 class OutputBusy(MtcaError):
-    """Another process holds the output this run would write (see ``io.claim_output``)."""
+    """Another process holds the output this run would write (see ``files.claim_output``)."""
 
     exit_code = ExitCode.BUSY
 

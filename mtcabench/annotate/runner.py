@@ -7,7 +7,7 @@ them) before anything is opened for writing, loads the prompt templates (a bad o
 before a server starts), opens the endpoint, the cache and the client, drives one online
 pass or the Batch API's passes, writes and prints the summary, and raises
 :class:`~mtcabench.errors.Stopped` on a budget stop. It holds its record files for the whole
-run (:func:`~mtcabench.io.claim_output`: a concurrent run on them is refused, exit 8), and
+run (:func:`~mtcabench.files.claim_output`: a concurrent run on them is refused, exit 8), and
 refuses an output whose records another model or prompt made before any request
 (:func:`~mtcabench.annotate.records.check_signature`). Outputs are created with their first
 record, so a run refused before any answer (a bad key, an unreachable endpoint) leaves no

@@ -4,7 +4,7 @@ The whole input is read and validated before anything is written; any failure re
 release with every failure listed. The folder is then written into a hidden temporary folder
 beside its final place and renamed into place only when complete, so a crash, SIGTERM, a full disk or a refusal
 never leaves a partial release behind. A build holds a claim on its version
-(:func:`mtcabench.io.claim_output`): a second build of the same version at the same time is
+(:func:`mtcabench.files.claim_output`): a second build of the same version at the same time is
 refused (exit 8), naming the first.
 """
 

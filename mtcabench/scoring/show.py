@@ -335,7 +335,7 @@ def _hint(span_id: str, index: dict[str, BenchmarkSpan]) -> str:
 
 def safe_name(span_id: str) -> str:
     """A file name for a span id (ids hold '/', '#' and ':'), by the one name policy
-    (:func:`mtcabench.io.derived_name`): never hidden, short enough for ``-N.html``."""
+    (:func:`mtcabench.files.derived_name`): never hidden, short enough for ``-N.html``."""
     return derived_name(span_id, default="span", room=len("-99.html"))
 
 
