@@ -161,8 +161,14 @@ def _rename_all(pending: list[tuple[str, Path]]) -> None:
     if main:
         signal.pthread_sigmask(signal.SIG_BLOCK, held)
     try:
-        for tmp, path in pending:
-            os.replace(tmp, path)
+        for k, (tmp, path) in enumerate(pending):
+            try:
+                os.replace(tmp, path)
+            except BaseException:
+                for rest, _ in pending[k:]:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(rest)
+                raise
     finally:
         if main:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, held)
