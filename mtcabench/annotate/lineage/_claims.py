@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 
 from mtcabench.annotate.lineage._tracing import ProposedSpan, Tracer
-from mtcabench.annotate.lineage._values import Value, tool_json
+from mtcabench.annotate.lineage._values import Value
 from mtcabench.model import DependencyType, Edge, Evidence, Role, TargetSpan
 
 TIERS = ("regular", "silver", "gold")
@@ -75,7 +75,7 @@ def _profile_tiers(tracer: Tracer, c: int) -> list[tuple[int, str]]:
         turn = tracer.turns[t]
         if turn.role is not Role.TOOL:
             continue
-        is_json, data = tool_json(turn.content)
+        is_json, data = tracer.tool_data(t)
         if not is_json:
             continue
         if isinstance(data, dict) and str(data.get("membership", "")).lower() in TIERS:
@@ -117,6 +117,8 @@ def _hallucination(tracer: Tracer, c: int, start: int, end: int, claimed: str, p
     if pos is None:  # the tier is escaped in the raw text: nothing exact to quote
         return None
     edges, unsourced = tracer.trace(c, [(profile, "")])
+    if edges is None:  # larger than MAX_GRAPH_TURNS (counted by trace)
+        return None
     tracer.count_unsourced(unsourced)
     edges[(c, profile)] = Edge(child=c, parent=profile, evidence=Evidence(
         quote=pos.group(1), start=pos.start(1), end=pos.end(1)))

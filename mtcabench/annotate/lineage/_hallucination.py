@@ -30,7 +30,6 @@ from mtcabench.annotate.lineage._values import (
     classify,
     json_leaves,
     make_value,
-    tool_json,
 )
 from mtcabench.model import DependencyType, Edge, Evidence, Role, TargetSpan
 
@@ -57,7 +56,7 @@ def unsupported_spans(tracer: Tracer, c: int, covered: list[tuple[int, int]]
     for start, end, value in tokens:
         if any(s < end and start < e for s, e in covered):
             continue
-        if any(tracer.find(t, value) for t in range(c)):
+        if tracer.known_before(value, c):
             continue  # the value is known but was not proposed (a rule skipped it)
         decided = _contradiction(tracer, c, start, value) if tracer.config.hallucinations else None
         if decided is None:
@@ -73,6 +72,8 @@ def unsupported_spans(tracer: Tracer, c: int, covered: list[tuple[int, int]]
             tracer.summary.skipped["unsupported-value"] += 1
             continue
         edges, unsourced = tracer.trace(c, [(primer, "")])
+        if edges is None:  # larger than MAX_GRAPH_TURNS (counted by trace)
+            continue
         tracer.count_unsourced(unsourced)
         edges[(c, primer)] = Edge(child=c, parent=primer, evidence=Evidence(
             quote=tool.text[pos[0]:pos[1]], start=pos[0], end=pos[1]))
@@ -141,7 +142,7 @@ def _contradiction(tracer: Tracer, c: int, start: int, value: Value):
         turn = tracer.turns[t]
         if turn.role is not Role.TOOL:
             continue
-        is_json, data = tool_json(turn.content)
+        is_json, data = tracer.tool_data(t)
         if not is_json:
             continue
         named: dict[str, set[str]] = {}

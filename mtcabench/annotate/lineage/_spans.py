@@ -58,6 +58,8 @@ def _copied_span(tracer: Tracer, c: int, start: int, end: int, key: str
         tracer.summary.skipped["no-source"] += 1
         return None
     edges, unsourced = tracer.trace(c, [(c, key)])
+    if edges is None:  # larger than MAX_GRAPH_TURNS (counted by trace)
+        return None
     tracer.count_unsourced(unsourced)
     graph = tracer.graph(c, edges)
     value = tracer.values[key]

@@ -16,12 +16,15 @@ Span selection (``_spans``) and the hallucination decision (``_hallucination``) 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections import deque
 from dataclasses import dataclass
+from typing import Any
 
-from mtcabench.annotate.lineage._config import LineageConfig, LineageSummary
+from mtcabench.annotate.lineage._config import MAX_GRAPH_TURNS, LineageConfig, LineageSummary
+from mtcabench.annotate.lineage._index import TurnIndex, before
 from mtcabench.annotate.lineage._normalise import locate
-from mtcabench.annotate.lineage._values import Value, find_value
+from mtcabench.annotate.lineage._values import Value, find_value, tool_json
 from mtcabench.annotate.lineage._vocabulary import Vocabulary
 from mtcabench.model import (
     Conversation,
@@ -93,6 +96,46 @@ class Tracer(Vocabulary):
         self._matches: dict[int, list[tuple[int, int, str]]] = {}
         self._read: dict[tuple, tuple[int | None, tuple[str, ...] | None]] = {}
         self._clauses: dict[int, list[tuple[int, int]]] = {}
+        self._index: TurnIndex | None = None
+        self._carriers: dict[str, list[int]] = {}
+        self._holders: dict[str, list[int]] = {}
+        self._tool_data: dict[int, tuple[bool, Any]] = {}
+
+    @property
+    def index(self) -> TurnIndex:
+        """Which turns may hold a value, and which values a turn may hold (built once)."""
+        if self._index is None:
+            self._index = TurnIndex(self)
+        return self._index
+
+    def carriers(self, key: str) -> list[int]:
+        """The turns (ascending) where value ``key`` stands where the turn states values."""
+        found = self._carriers.get(key)
+        if found is None:
+            found = self._carriers[key] = [t for t in self.index.turns_of(self.values[key])
+                                           if self.occurrence(t, key) is not None]
+        return found
+
+    def holders(self, key: str) -> list[int]:
+        """The turns (ascending) that hold value ``key`` anywhere in their text."""
+        found = self._holders.get(key)
+        if found is None:
+            value = self.values[key]
+            found = self._holders[key] = [t for t in self.index.turns_of(value)
+                                          if self.find(t, value) is not None]
+        return found
+
+    def tool_data(self, t: int) -> tuple[bool, Any]:
+        """``tool_json`` of turn ``t``'s content (parsed once)."""
+        found = self._tool_data.get(t)
+        if found is None:
+            found = self._tool_data[t] = tool_json(self.turns[t].content)
+        return found
+
+    def known_before(self, value: Value, child: int) -> bool:
+        """Whether any turn before ``child`` holds ``value`` anywhere in its text."""
+        return any(self.find(t, value) is not None
+                   for t in before(self.index.turns_of(value), child))
 
     # ------------------------------------------------------------------ 2. occurrences, parents
     def region(self, turn: Turn) -> tuple[int, int]:
@@ -133,9 +176,7 @@ class Tracer(Vocabulary):
             return memo
         found: int | None = None
         echo: int | None = None
-        for t in range(child - 1, -1, -1):
-            if self.occurrence(t, key) is None:
-                continue
+        for t in reversed(before(self.carriers(key), child)):
             if (not self.rules.echoes_carry and self.turns[t].role is Role.TOOL
                     and self.is_echo(t, key)):
                 echo = t if echo is None else echo
@@ -155,7 +196,8 @@ class Tracer(Vocabulary):
             return found
         content = self.turns[t].content
         matches: list[tuple[int, int, str]] = []
-        for key, value in self.values.items():
+        for key in self.index.keys_in(t):
+            value = self.values[key]
             if self.known_from[key] >= t:
                 continue
             lo = 0
@@ -250,7 +292,7 @@ class Tracer(Vocabulary):
             anchors = self._anchors(child, key)
         found: tuple[int | None, tuple[str, ...] | None] = (latest, None)
         if anchors:
-            for t in range(latest, -1, -1):
+            for t in reversed(before(self.carriers(key), latest + 1)):
                 if self._carries(t, key) and any(self.occurrence(t, a) for a in anchors):
                     found = (t, anchors)
                     break
@@ -275,8 +317,7 @@ class Tracer(Vocabulary):
 
     def turns_holding(self, before: int, key: str) -> int:
         """How many turns before ``before`` hold the value anywhere in their text."""
-        value = self.values[key]
-        return sum(1 for t in range(before) if self.find(t, value) is not None)
+        return bisect_left(self.holders(key), before)
 
     # ------------------------------------------------------------------ 3. backward tracing
     def _evidence(self, parent: int, key: str, anchors: tuple[str, ...] | None = None
@@ -303,12 +344,16 @@ class Tracer(Vocabulary):
             offset += len(line) + 1
         raise KeyError(f"{self.conv.id}: turn {call_turn} has no call {call_id}")
 
-    def trace(self, target: int, seeds: list[tuple[int, str]]) -> tuple[dict, list[str]]:
+    def trace(self, target: int, seeds: list[tuple[int, str]]
+              ) -> tuple[dict | None, list[str]]:
         """Edges found by tracing ``(turn, value)`` needs backwards from the target.
 
-        Returns the edges by (child, parent) and notes for arguments without a source.
+        Returns the edges by (child, parent) and notes for arguments without a source; the
+        edges are None (and the span is counted as ``large-graph``) when the graph would hold
+        more than ``MAX_GRAPH_TURNS`` turns, so that tracing stops there.
         """
         edges: dict[tuple[int, int], Edge] = {}
+        nodes: set[int] = {target}
         # (child, value, anchors carried from an answer's clause; None: the child's own)
         queue: deque[tuple[int, str, tuple[str, ...] | None]] = deque(
             (child, key, None) for child, key in seeds)
@@ -318,6 +363,7 @@ class Tracer(Vocabulary):
 
         def add(edge: Edge) -> None:
             edges.setdefault(edge.pair, edge)  # one edge per pair; the first evidence is kept
+            nodes.update(edge.pair)
 
         def expand_tool(t: int) -> None:
             if t in expanded:
@@ -348,6 +394,9 @@ class Tracer(Vocabulary):
                 queue.append((p, key, carried))
             elif role is Role.TOOL:
                 expand_tool(p)
+            if len(nodes) > MAX_GRAPH_TURNS:
+                self.summary.skipped["large-graph"] += 1
+                return None, unsourced
         return edges, unsourced
 
     def count_unsourced(self, needs: list[tuple[int, str]]) -> None:
