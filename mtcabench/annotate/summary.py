@@ -56,6 +56,8 @@ class RunSummary:
     both_annotators: int = 0
     not_answered: Counter = field(default_factory=Counter)  # failed / budget / deferred
     accounting: Accounting | None = None
+    #: Rows of the response cache that were not an answer: missed, sent again, replaced.
+    cache_damaged: int = 0
     outputs: dict[str, str] = field(default_factory=dict)
     batches: list[dict[str, Any]] = field(default_factory=list)
     stopped: str | None = None
@@ -81,6 +83,7 @@ class RunSummary:
         if a is not None:
             out.update({
                 "requests_sent": a.requests, "cache_hits": a.cache_hits,
+                "cache_rows_damaged": self.cache_damaged,
                 "failures": a.failures, "failures_by_reason": dict(a.failure_reasons),
                 "retries_by_reason": dict(a.retries),
                 "prompt_tokens": a.prompt_tokens, "completion_tokens": a.completion_tokens,
@@ -124,6 +127,9 @@ class RunSummary:
         if self.accounting is not None and llm:
             table.add_row("requests", f"{d['requests_sent']} sent, {d['cache_hits']} from cache, "
                                       f"{d['failures']} failed")
+            if d["cache_rows_damaged"]:
+                table.add_row("  damaged cache rows", f"{d['cache_rows_damaged']} (not answers: "
+                                                      "sent again, replaced)")
             if d["retries_by_reason"]:
                 table.add_row("  retries", ", ".join(f"{k} {v}"
                                                      for k, v in d["retries_by_reason"].items()))
