@@ -14,6 +14,7 @@ from rich.table import Table
 from mtcabench.annotate.llm.accounting import Accounting
 from mtcabench.io import atomic_write
 from mtcabench.model import Candidate, Proposal
+from mtcabench.terminal import shown
 
 
 @dataclass
@@ -98,7 +99,7 @@ class RunSummary:
 
     def render(self, console: Console) -> None:
         d = self.as_dict()
-        table = Table(title=f"mtcabench annotate {self.command}", show_header=False,
+        table = Table(title=f"mtcabench annotate {shown(self.command)}", show_header=False,
                       title_justify="left")
         table.add_column(style="bold")
         table.add_column()
@@ -113,7 +114,7 @@ class RunSummary:
 
         llm = self.endpoint is not None
         if llm:
-            table.add_row("endpoint", f"{self.endpoint} ({self.model})")
+            table.add_row("endpoint", f"{shown(self.endpoint)} ({shown(self.model)})")
         complete = ("" if self.command == "verify"
                     else f" ({self.conversations_complete} complete)")
         table.add_row("conversations", f"{self.conversations}{complete}")
@@ -143,7 +144,7 @@ class RunSummary:
                                                     for k, v in self.not_answered.items())
                           + " (rerun to finish)")
         if self.stopped:
-            table.add_row("stopped", self.stopped)
+            table.add_row("stopped", shown(self.stopped))
         for name, path in self.outputs.items():
-            table.add_row(name, path)
+            table.add_row(shown(name), shown(path))
         console.print(table)

@@ -27,6 +27,7 @@ from mtcabench.evaluate._settings import (
 )
 from mtcabench.evaluate._tokengeist import SearchSettings
 from mtcabench.progress import err_console
+from mtcabench.terminal import shown
 
 _SEARCH, _TRACE = SearchSettings(), TraceSettings()
 _MODEL_FREE = " and ".join(m for m, cls in METHODS.items() if not cls.uses_model)
@@ -133,7 +134,7 @@ def trace(
                                      settings=settings, shard=shard, device=device, dtype=dtype)
     for m, path in report.outputs.items():
         err_console.print(f"wrote {report.spans} spans ({report.skipped_by_method[m]} skipped) "
-                          f"to {path} ({m})")
+                          f"to {shown(path)} ({shown(m)})")
     err_console.print(f"{report.conversations} conversations, {report.forward_passes} forward "
                       f"passes, {report.wall_s:.1f} s")
 
@@ -147,7 +148,7 @@ def trace_merge(
     from mtcabench.evaluate import merge_shards
 
     n = merge_shards(shards, out)
-    err_console.print(f"merged {len(shards)} shards: {n} spans -> {out}")
+    err_console.print(f"merged {len(shards)} shards: {n} spans -> {shown(out)}")
 
 
 def at2_learn(
@@ -186,7 +187,7 @@ def at2_learn(
                                    heldout=heldout, seed=seed, max_tokens=max_tokens)
     t = result.training
     err_console.print(
-        f"wrote {out}: {t['queries']} queries from {t['conversations']} conversations; mean "
+        f"wrote {shown(out)}: {t['queries']} queries from {t['conversations']} conversations; mean "
         f"correlation on training data {t['train_correlation_uniform']:.3f} (uniform) -> "
         f"{t['train_correlation_learned']:.3f} (learned)")
 
