@@ -65,6 +65,36 @@ class JSONError(ValueError):
         self.reason, self.line, self.column = reason, line, column
 
 
+#: A ``\uXXXX`` escape of half a UTF-16 surrogate pair, with the backslashes before it.
+_SURROGATE_ESCAPE = re.compile(r"(\\*)\\u([dD][89a-fA-F][0-9a-fA-F]{2})")
+_BOM = "\ufeff"
+
+
+def _lone_surrogate(text: str) -> tuple[str, int, int] | None:
+    """The first ``\uD800``-``\uDFFF`` escape that is not half of a pair: (escape, line,
+    column), or None. JSON allows a character outside the Basic Multilingual Plane written as
+    a pair of such escapes; one alone is no character (a text cut inside an emoji)."""
+    pending: re.Match | None = None  # a high half waiting for its low half
+    for m in _SURROGATE_ESCAPE.finditer(text):
+        if len(m.group(1)) % 2:  # "\\uD800": an escaped backslash, then text
+            continue
+        high = m.group(2)[1].lower() in "89ab"
+        if pending is not None and not high and m.start(2) - 2 == pending.end():
+            pending = None  # the pair is complete
+            continue
+        if pending is not None or not high:
+            bad = pending or m
+            break
+        pending = m
+    else:
+        bad = pending
+        if bad is None:
+            return None
+    at = bad.start(2) - 2
+    line = text.count("\n", 0, at) + 1
+    return "\\u" + bad.group(2), line, at - (text.rfind("\n", 0, at) + 1) + 1
+
+
 def loads(text: str | bytes) -> Any:
     """Parse one JSON text; any failure is a :class:`JSONError`, deep nesting included.
 
@@ -76,10 +106,20 @@ def loads(text: str | bytes) -> Any:
     except ValueError as exc:
         m = _POSITION.match(str(exc))
         msg, line, col = (m["msg"], int(m["line"]), int(m["col"])) if m else (str(exc), None, None)
+        decoded = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
         if "recursion limit" in msg:
             reason = (f"nested more than {MAX_JSON_DEPTH} levels deep"
                       + (f" (column {col})" if col is not None else "")
                       + "; flatten the value or leave it out")
+        elif decoded.startswith(_BOM):
+            reason = ("starts with a UTF-8 byte order mark (BOM) inside the file; save it as "
+                      "UTF-8 without BOM")
+            line, col = 1, 1
+        elif (("surrogate" in msg or "hex escape" in msg)
+              and (lone := _lone_surrogate(decoded)) is not None):
+            escape, line, col = lone
+            reason = (f"lone surrogate {escape} at line {line} column {col}: half of a "
+                      "UTF-16 pair is no character (was the text cut inside an emoji?)")
         else:
             reason = f"malformed JSON ({msg}" + (f", column {col})" if col is not None else ")")
         raise JSONError(reason, line, col) from None
@@ -91,6 +131,11 @@ def parse_json(text: str | bytes, path: str | Path, *, line: int | None = None) 
     A failure is an InputError naming the file and the line (the given one, else the line of
     the document where parsing failed).
     """
+    if line in (None, 1):  # a file's first text may start with a BOM (Windows editors)
+        if isinstance(text, bytes) and text.startswith(b"\xef\xbb\xbf"):
+            text = text[3:]
+        elif isinstance(text, str) and text.startswith(_BOM):
+            text = text[1:]
     try:
         return loads(text)
     except JSONError as exc:

@@ -2,12 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+import unicodedata
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 #: Layout version of every record kind defined here. A reader refuses a newer one.
 SCHEMA_VERSION = 1
+
+
+def _no_control(value: str) -> str:
+    """An id names files, pages and lines of messages: no control character (a NUL, an
+    escape sequence, a line break) may hide in one."""
+    for i, ch in enumerate(value):
+        if unicodedata.category(ch) == "Cc" or ch in "\u2028\u2029":
+            raise ValueError(f"the id holds the control character {ch!r} at position {i}; "
+                             "ids are printable text")
+    return value
+
+
+#: A record or span id: any printable text (checked wherever an id is read).
+Id = Annotated[str, AfterValidator(_no_control)]
 
 
 class _Model(BaseModel):
