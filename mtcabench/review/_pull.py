@@ -37,6 +37,7 @@ from mtcabench.review._annotations import (
     read_annotation,
 )
 from mtcabench.review._client import ReviewClient
+from mtcabench.review._export import check_export
 from mtcabench.review._push import find_project
 from mtcabench.review._summary import ReviewSummary, summarize
 
@@ -155,6 +156,7 @@ def export_annotated(client: ReviewClient, project_id: int) -> list[dict[str, An
                            f"({exc.reason})") from None
     if not isinstance(tasks, list):
         raise ServiceError(f"Label Studio at {client.url} sent an export that is not a task list")
+    check_export(tasks, client.url)  # its shape, before any of it is read
     return tasks
 
 
