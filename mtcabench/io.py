@@ -111,6 +111,9 @@ def loads(text: str | bytes) -> Any:
             reason = (f"nested more than {MAX_JSON_DEPTH} levels deep"
                       + (f" (column {col})" if col is not None else "")
                       + "; flatten the value or leave it out")
+        elif "\x00" in decoded[:2]:
+            reason = ("starts with a NUL byte: UTF-16 or UTF-32 text without a byte order "
+                      "mark? save it as UTF-8")
         elif decoded.startswith(_BOM):
             reason = ("starts with a UTF-8 byte order mark (BOM) inside the file; save it as "
                       "UTF-8 without BOM")
@@ -123,6 +126,20 @@ def loads(text: str | bytes) -> Any:
         else:
             reason = f"malformed JSON ({msg}" + (f", column {col})" if col is not None else ")")
         raise JSONError(reason, line, col) from None
+
+
+#: Byte order marks of the encodings a file saved "as Unicode" may be in, longest first.
+_UNICODE_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
+                 (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
+
+
+def not_utf8(raw: bytes, exc: UnicodeDecodeError) -> str:
+    """Why ``raw`` is not UTF-8 text, naming a UTF-16 or UTF-32 file by its byte order mark
+    (what an editor's "Unicode" saves) rather than only the first bad byte."""
+    for bom, name in _UNICODE_BOMS:
+        if raw.startswith(bom):
+            return f"{name} text, not UTF-8 (it starts with a {name} byte order mark); save it as UTF-8"
+    return f"not UTF-8 text ({exc.reason} at byte {exc.start})"
 
 
 def parse_json(text: str | bytes, path: str | Path, *, line: int | None = None) -> Any:
@@ -168,8 +185,7 @@ def iter_json_lines(path: str | Path, *,
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise InputError.at(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})",
-                                    line=lineno) from None
+                raise InputError.at(path, not_utf8(raw, exc), line=lineno) from None
             if not line.strip():
                 continue
             obj = parse_json(line, path, line=lineno)

@@ -60,7 +60,7 @@ def push(
         report = push_files(client, candidates, conversations, project=project,
                             batch_size=batch_size, overlap=overlap)
     _print_push(report)
-    typer.echo(report.project_url)
+    typer.echo(plain(report.project_url, newlines=False))
 
 
 @group.command("pull")
@@ -134,7 +134,7 @@ def serve(
                                 f"with password {password}\nCtrl-C to stop"
                                 + (f" and pull the decisions to {out}" if out else "")),
                           markup=False)
-        typer.echo(session.review_url)
+        typer.echo(plain(session.review_url, newlines=False))
         # A service manager stops with SIGTERM: treat it like Ctrl-C, so the decisions are
         # pulled and the server stopped rather than left running.
         signal.signal(signal.SIGTERM, _interrupt)

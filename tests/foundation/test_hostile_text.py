@@ -82,3 +82,24 @@ def test_validate_names_a_lone_surrogate(tmp_path):
     res = runner.invoke(app, ["validate", str(path)])
     assert res.exit_code == ExitCode.BAD_INPUT
     assert "c.jsonl:1: lone surrogate \\ud83d at line 1 column" in res.output
+
+
+@pytest.mark.parametrize("encoding, name", [("utf-16", "UTF-16"), ("utf-16-be", None),
+                                            ("utf-32", "UTF-32"), ("utf-32-le", None)])
+def test_a_file_saved_as_utf16_or_utf32_is_named_by_its_encoding(tmp_path, encoding, name):
+    """Our own case: an editor's "save as Unicode" writes UTF-16 with a byte order mark; the
+    message names the encoding; without a mark, ASCII text in UTF-16/32 starts with a NUL."""
+    conv_path, run_path = tmp_path / "c.jsonl", tmp_path / "gpt-4o-airline.json"
+    conv_path.write_bytes((json.dumps(conversation()) + "\n").encode(encoding))
+    run_path.write_bytes(json.dumps([]).encode(encoding))
+    for args in (["validate", str(conv_path)],
+                 ["ingest", "taubench", str(run_path), "-o", str(tmp_path / "o.jsonl")]):
+        res = runner.invoke(app, args)
+        assert res.exit_code == ExitCode.BAD_INPUT, res.output
+        line = res.output.strip().splitlines()[-1]
+        if name:
+            assert f"{name} text, not UTF-8 (it starts with a {name} byte order mark); save it " \
+                   "as UTF-8" in line, line
+        else:
+            assert "NUL byte: UTF-16 or UTF-32 text without a byte order mark?" in line, line
+    assert not (tmp_path / "o.jsonl").exists()
