@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from mtcabench.annotate.lineage._tracing import ProposedSpan, Tracer
+from mtcabench.annotate.lineage._tracing import Covered, ProposedSpan, Tracer
 from mtcabench.annotate.lineage._values import Value
 from mtcabench.model import DependencyType, Edge, Evidence, Role, TargetSpan
 
@@ -39,7 +39,7 @@ _SENTENCE = re.compile(r"[^.!?\n]*[.!?\n]?")
 _PROFILE_TIER = re.compile(rf'(?i)"membership":\s*"({_TIER})"')
 
 
-def membership_spans(tracer: Tracer, c: int, covered: list[tuple[int, int]]
+def membership_spans(tracer: Tracer, c: int, covered: Covered
                      ) -> list[ProposedSpan]:
     """Hallucinated membership tiers in answer turn ``c``."""
     content = tracer.turns[c].content
@@ -48,7 +48,7 @@ def membership_spans(tracer: Tracer, c: int, covered: list[tuple[int, int]]
     hypotheses = sum(1 for _ in _CLAIM.finditer(content)) - len(asserted)
     tracer.summary.skipped["hypothetical-claim"] += hypotheses
     for start, end, claimed in asserted:
-        if any(s < end and start < e for s, e in covered):
+        if covered.overlaps(start, end):
             continue
         stated = _profile_tiers(tracer, c)
         if not stated or claimed in {tier for _, tier in stated}:
@@ -57,7 +57,7 @@ def membership_spans(tracer: Tracer, c: int, covered: list[tuple[int, int]]
         made = _hallucination(tracer, c, start, end, claimed, profile, tier)
         if made is not None:
             out.append(made)
-            covered.append((start, end))
+            covered.add(start, end)
     return out
 
 

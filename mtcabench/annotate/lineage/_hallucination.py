@@ -16,7 +16,7 @@ from datetime import date
 
 from mtcabench.annotate.lineage._claims import membership_spans
 from mtcabench.annotate.lineage._normalise import value_of
-from mtcabench.annotate.lineage._tracing import ProposedSpan, Tracer
+from mtcabench.annotate.lineage._tracing import Covered, ProposedSpan, Tracer
 from mtcabench.annotate.lineage._values import (
     _DATE,
     _FREE_TOKEN,
@@ -44,7 +44,7 @@ _ANSWER_DATE = re.compile(
 _CLAUSE_END = re.compile(r"[.!?;\n](?!\d)")
 
 
-def unsupported_spans(tracer: Tracer, c: int, covered: list[tuple[int, int]]
+def unsupported_spans(tracer: Tracer, c: int, covered: Covered
                       ) -> list[ProposedSpan]:
     """Hallucination candidates where decidable exactly; other unsupported tokens counted."""
     content = tracer.turns[c].content
@@ -54,7 +54,7 @@ def unsupported_spans(tracer: Tracer, c: int, covered: list[tuple[int, int]]
     tokens = _typed_tokens_v2(tracer, c) if tracer.rules.normalised else _typed_tokens(
         tracer, content)
     for start, end, value in tokens:
-        if any(s < end and start < e for s, e in covered):
+        if covered.overlaps(start, end):
             continue
         if tracer.known_before(value, c):
             continue  # the value is known but was not proposed (a rule skipped it)
@@ -82,7 +82,7 @@ def unsupported_spans(tracer: Tracer, c: int, covered: list[tuple[int, int]]
         note = (f"contradiction: the answer states {span.text!r} where turn {primer} "
                 f"gives {key} = {found.key!r}, and {span.text!r} occurs nowhere earlier")
         out.append(ProposedSpan(span, value, graph, DependencyType.HALLUCINATION, note))
-        covered.append((start, end))
+        covered.add(start, end)
     return out
 
 

@@ -16,8 +16,9 @@ Span selection (``_spans``) and the hallucination decision (``_hallucination``) 
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,6 +74,29 @@ def _indent(text: str, line_start: int) -> int:
     return n - line_start
 
 
+class Covered:
+    """The parts of an answer already spanned: disjoint ``(start, end)`` ranges (a range is
+    only added where none overlaps it, or again as itself), asked whether a new one overlaps
+    any in logarithmic time (an answer may hold thousands of values)."""
+
+    def __init__(self, ranges: Iterable[tuple[int, int]] = ()):
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+        for start, end in ranges:
+            self.add(start, end)
+
+    def add(self, start: int, end: int) -> None:
+        i = bisect_right(self._starts, start)
+        self._starts.insert(i, start)
+        self._ends.insert(i, end)
+
+    def overlaps(self, start: int, end: int) -> bool:
+        """Whether ``[start, end)`` overlaps a range: the one starting last before ``end``
+        is the only candidate, the ranges being disjoint."""
+        i = bisect_left(self._starts, end) - 1
+        return i >= 0 and self._ends[i] > start
+
+
 @dataclass
 class ProposedSpan:
     """A proposed span before it becomes a Candidate (from span selection or the hallucination
@@ -97,6 +121,10 @@ class Tracer(Vocabulary):
         self._read: dict[tuple, tuple[int | None, tuple[str, ...] | None]] = {}
         self._clauses: dict[int, list[tuple[int, int]]] = {}
         self._index: TurnIndex | None = None
+        self._first_match: dict[int, dict[str, int]] = {}
+        self._match_starts: dict[int, list[int]] = {}
+        self._clause_members: dict[tuple[int, int], list[str]] = {}
+        self._lines: dict[int, tuple[list[int], list[tuple[int, int, int | None]]]] = {}
         self._carriers: dict[str, list[int]] = {}
         self._holders: dict[str, list[int]] = {}
         self._tool_data: dict[int, tuple[bool, Any]] = {}
@@ -222,17 +250,44 @@ class Tracer(Vocabulary):
         self._matches[t] = found
         return found
 
+    def _first(self, t: int, key: str) -> int | None:
+        """Index in ``content_matches(t)`` of ``key``'s first match (None: it has none)."""
+        found = self._first_match.get(t)
+        if found is None:
+            found = self._first_match[t] = {}
+            for i, (_, _, k) in enumerate(self.content_matches(t)):
+                found.setdefault(k, i)
+        return found.get(key)
+
+    def _keys_within(self, t: int, lo: int, hi: int) -> list[str]:
+        """The keys of turn ``t``'s matches that lie within ``[lo, hi)``, in match order."""
+        matches = self.content_matches(t)
+        starts = self._match_starts.get(t)
+        if starts is None:
+            starts = self._match_starts[t] = [m[0] for m in matches]
+        out = []
+        for s, e, k in matches[bisect_left(starts, lo):]:
+            if s >= hi:
+                break
+            if e <= hi:
+                out.append(k)
+        return out
+
     def clause_keys(self, t: int, key: str) -> list[str]:
         """The other values in the clause of turn ``t``'s content where ``key`` first stands."""
-        matches = self.content_matches(t)
-        first = next((m for m in matches if m[2] == key), None)
+        first = self._first(t, key)
         if first is None:
             return []
-        for lo, hi in self.clauses(t):
-            if lo <= first[0] < hi:
-                return list(dict.fromkeys(k for s, e, k in matches
-                                          if lo <= s and e <= hi and k != key))
-        return []
+        pos = self.content_matches(t)[first][0]
+        spans = self.clauses(t)
+        i = bisect_right(spans, (pos, float("inf"))) - 1  # the last clause starting at or before
+        if i < 0 or not spans[i][0] <= pos < spans[i][1]:
+            return []
+        inside = self._clause_members.get((t, i))
+        if inside is None:
+            inside = self._clause_members[(t, i)] = list(dict.fromkeys(
+                self._keys_within(t, *spans[i])))
+        return [k for k in inside if k != key]
 
     def clauses(self, t: int) -> list[tuple[int, int]]:
         """The clauses of turn ``t``'s content (computed once)."""
@@ -241,26 +296,42 @@ class Tracer(Vocabulary):
             found = self._clauses[t] = clauses(self.turns[t].content)
         return found
 
+    def _listing(self, t: int) -> tuple[list[int], list[tuple[int, int, int | None]]]:
+        """Turn ``t``'s content as lines: their starts, and per line ``(end, indent, head)``,
+        ``head`` the nearest earlier non-blank line indented less (computed once, in one pass
+        with a stack, so that a long listing is not walked up once per value)."""
+        found = self._lines.get(t)
+        if found is not None:
+            return found
+        content = self.turns[t].content
+        starts = [0] + [i + 1 for i, ch in enumerate(content) if ch == "\n"]
+        info: list[tuple[int, int, int | None]] = []
+        stack: list[int] = []  # non-blank lines, indents increasing
+        for n, start in enumerate(starts):
+            end = starts[n + 1] - 1 if n + 1 < len(starts) else len(content)
+            indent = _indent(content, start)
+            blank = not content[start:end].strip()  # no head, and heads no line
+            while stack and not blank and info[stack[-1]][1] >= indent:
+                stack.pop()
+            info.append((end, indent, None if blank or not stack else stack[-1]))
+            if not blank:
+                stack.append(n)
+        found = self._lines[t] = (starts, info)
+        return found
+
     def heading_keys(self, t: int, key: str) -> list[str]:
         """The values of the list items a listing nests ``key``'s line under: "2. Reservation
         ID: PUNERT" heads its indented "- BOS to MIA on 2024-05-22"."""
-        content = self.turns[t].content
-        first = next((m for m in self.content_matches(t) if m[2] == key), None)
+        first = self._first(t, key)
         if first is None:
             return []
-        line_start = content.rfind("\n", 0, first[0]) + 1
-        indent = _indent(content, line_start)
+        starts, info = self._listing(t)
+        line = bisect_right(starts, self.content_matches(t)[first][0]) - 1
         heads: list[tuple[int, int]] = []
-        pos = line_start - 1
-        while indent > 0 and pos > 0:
-            start = content.rfind("\n", 0, pos) + 1
-            line = content[start:pos]
-            if line.strip() and _indent(content, start) < indent:
-                heads.append((start, pos))
-                indent = _indent(content, start)
-            pos = start - 1
-        return [k for s, e, k in self.content_matches(t)
-                if any(lo <= s and e <= hi for lo, hi in heads)]
+        while info[line][1] > 0 and (line := info[line][2]) is not None:
+            heads.append((starts[line], info[line][0]))
+        # top to bottom, so in match order, as a listing reads
+        return [k for lo, hi in reversed(heads) for k in self._keys_within(t, lo, hi)]
 
     def read_from(self, child: int, key: str) -> int | None:
         """The parent of "turn ``child`` needs ``key``" (``step`` without carried anchors)."""
@@ -285,7 +356,8 @@ class Tracer(Vocabulary):
         if (not self.rules.record_anchor or latest is None
                 or self.turns[child].role is not Role.ASSISTANT or not self.turns[child].content):
             return latest, None
-        memo = self._read.get((child, key, anchors), False)
+        asked = (child, key, anchors)
+        memo = self._read.get(asked, False)
         if memo is not False:
             return memo
         if anchors is None:
@@ -296,7 +368,7 @@ class Tracer(Vocabulary):
                 if self._carries(t, key) and any(self.occurrence(t, a) for a in anchors):
                     found = (t, anchors)
                     break
-        self._read[(child, key, anchors)] = found
+        self._read[(child, key, anchors)] = self._read[asked] = found
         return found
 
     def _anchors(self, t: int, key: str) -> tuple[str, ...]:
