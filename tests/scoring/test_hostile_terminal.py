@@ -102,3 +102,16 @@ def test_a_hostile_conversation_id_is_one_clean_line(tmp_path):
                                                          "content": f"hi {CLEAR}"}]}) + "\n")
     out = run("validate", bad)
     assert out.strip()
+
+
+def test_explain_prints_a_hostile_transcript_without_its_escapes(hostile_dir):
+    """The tree of `explain` quotes the transcript's turns: an OSC 52 clipboard write and a
+    clear-screen in them reached the terminal raw (model-free methods: no model loaded)."""
+    path = named(hostile_dir, "t", "agent.json")  # the id is the name: it stays printable
+    path.write_text(json.dumps([
+        {"role": "system", "content": f"You are an agent {OSC52} [/]"},
+        {"role": "user", "content": f"Find booking ZX9 {CLEAR} please [/]"},
+        {"role": "assistant", "content": f"Booking ZX9 {OSC52} is fine [/]."}]))
+    out = run("explain", path, "--method", "recency", "--method", "first-user",
+              "--out", named(hostile_dir, "e", CLEAR))
+    assert "Find booking ZX9 please [/]" in out and "Booking ZX9 is fine [/]." in out
