@@ -83,7 +83,9 @@ def _parse_time(value: Any) -> datetime | None:
 
 
 def _candidate_of(task: dict[str, Any]) -> Candidate | None:
-    stored = ((task.get("data") or {}).get("mtcabench") or {}).get("candidate")
+    stored = task.get("data") or {}
+    for key in ("mtcabench", "candidate"):  # any shape of data: a task we did not push
+        stored = stored.get(key) if isinstance(stored, dict) else None
     if not isinstance(stored, dict):
         return None
     try:

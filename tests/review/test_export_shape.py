@@ -151,3 +151,16 @@ def test_the_prediction_marks_the_span_in_browser_units():
     target = regions["turn1"]
     assert units[2 * target["startOffset"]:2 * target["endOffset"]].decode("utf-16-le") == "QX7"
     assert regions["turn0"]["endOffset"] == len(turns[0].content.encode("utf-16-le")) // 2
+
+
+@pytest.mark.parametrize("data", [{"mtcabench": "x"}, {"mtcabench": {"candidate": [1]}},
+                                  {"mtcabench": {"candidate": {"id": 3}}}, {}])
+def test_a_task_whose_data_we_did_not_write_is_not_an_mtcabench_task(conversations, data):
+    """Our own case: data of another shape (another tool's task in the project) is an
+    annotation left out with its reason, never an AttributeError."""
+    from mtcabench.review._pull import InvalidAnnotation, decide
+
+    raw = task(data=data)
+    out = decide(raw, raw["annotations"][0], conversations, {1: "a@b"})
+    assert isinstance(out, InvalidAnnotation)
+    assert [p.rule for p in out.problems] == ["not-an-mtcabench-task"]
