@@ -83,23 +83,10 @@ def browser_offset(text: str, offset: int) -> int:
 
     Python counts code points; JavaScript strings, and so Label Studio's ``startOffset`` and
     ``endOffset``, count UTF-16 code units, two for a character outside the Basic
-    Multilingual Plane (an emoji). Every offset sent to Label Studio goes through here, and
-    every offset read from it through :func:`python_offset`.
+    Multilingual Plane (an emoji). Every offset sent to Label Studio goes through here (pull
+    reads regions by paragraph, the turn, and no offset comes back).
     """
     return offset + sum(1 for ch in text[:offset] if ord(ch) > 0xFFFF)
-
-
-def python_offset(text: str, offset: int) -> int | None:
-    """The code-point offset of a browser (UTF-16) offset into ``text``; None when it falls
-    inside a character (between the two halves of a surrogate pair) or past the end."""
-    units = 0
-    for i, ch in enumerate(text):
-        if units == offset:
-            return i
-        units += 2 if ord(ch) > 0xFFFF else 1
-        if units > offset:
-            return None
-    return len(text) if units == offset else None
 
 
 def region_id(turn: int) -> str:
