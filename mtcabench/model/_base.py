@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import unicodedata
+import re
 from typing import Annotated, Any, ClassVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
@@ -11,13 +11,17 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 SCHEMA_VERSION = 1
 
 
+#: Control characters (Unicode category Cc: C0, DEL, C1) and the line and paragraph
+#: separators: what may not hide in an id.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def _no_control(value: str) -> str:
     """An id names files, pages and lines of messages: no control character (a NUL, an
     escape sequence, a line break) may hide in one."""
-    for i, ch in enumerate(value):
-        if unicodedata.category(ch) == "Cc" or ch in "\u2028\u2029":
-            raise ValueError(f"the id holds the control character {ch!r} at position {i}; "
-                             "ids are printable text")
+    if (m := _CONTROL.search(value)) is not None:
+        raise ValueError(f"the id holds the control character {m.group()!r} at position "
+                         f"{m.start()}; ids are printable text")
     return value
 
 
