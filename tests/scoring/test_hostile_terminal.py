@@ -12,7 +12,6 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import FLAT, SAMPLE, TOKENGEIST, submission_lines, write_jsonl
 from rich.errors import MarkupError
 from typer.testing import CliRunner
 
@@ -22,11 +21,21 @@ from mtcabench.progress import progress_bar
 from mtcabench.terminal import plain, shown
 
 runner = CliRunner()
+SAMPLE = Path(__file__).resolve().parents[2] / "raw" / "sample" / "sample-airline.json"
 
 #: A complete OSC 52 clipboard write, a clear-screen, and markup that closes nothing.
 OSC52 = "\x1b]52;c;ZWNobyBwd25lZA==\x07"
 CLEAR = "\x1b[2J\x1b[H"
 HOSTILE = f"m[/]x[bold red]{OSC52}{CLEAR}\x9b31m"
+
+
+def with_method(submission: Path, method: str, out: Path) -> Path:
+    """A copy of a submission of the scoring fixtures whose header names ``method``."""
+    lines = [json.loads(x) for x in submission.read_text().splitlines()]
+    assert lines[0]["kind"] == "submission"
+    lines[0]["method"] = method
+    out.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return out
 
 
 def run(*args) -> str:
@@ -67,11 +76,11 @@ def test_a_transcript_excerpt_and_a_progress_line_hold_no_escape(capsys):
     assert "m[/]x[bold red]" in err and "\x1b" not in err
 
 
-def test_score_compare_and_show_with_a_hostile_method_and_file_names(bench, hostile_dir):
+def test_score_compare_and_show_with_a_hostile_method_and_file_names(bench, submissions,
+                                                                     hostile_dir):
     folder, ids = bench
-    sub = write_jsonl(named(hostile_dir, "s", f"{OSC52}.jsonl"), submission_lines(ids, TOKENGEIST,
-                                                                           HOSTILE))
-    flat = write_jsonl(named(hostile_dir, "flat", ".jsonl"), submission_lines(ids, FLAT, "[/]flat"))
+    sub = with_method(submissions[0], HOSTILE, named(hostile_dir, "s", f"{OSC52}.jsonl"))
+    flat = with_method(submissions[1], "[/]flat", named(hostile_dir, "flat", ".jsonl"))
     out = run("score", sub, "--benchmark", folder, "--out", named(hostile_dir, "o", CLEAR),
               "--resamples", 50, "--no-plot")
     assert "m[/]x[bold red]" in out
