@@ -20,6 +20,7 @@ from mtcabench._version import __version__
 from mtcabench.errors import ExitCode, MtcaError, from_os_error
 from mtcabench.progress import err_console
 from mtcabench.redact import RedactedStream
+from mtcabench.terminal import plain
 
 
 class _Group(TyperGroup):
@@ -43,8 +44,9 @@ class _Group(TyperGroup):
 
 
 def report_error(exc: MtcaError) -> None:
-    # Text (not markup) so that rule names like [edge-backwards] print as they are.
-    err_console.print(Text.assemble(("error: ", "bold red"), exc.message), soft_wrap=True)
+    # Text (not markup) so that rule names like [edge-backwards] print as they are; the
+    # message quotes the user's input, so no control code of it reaches the terminal.
+    err_console.print(Text.assemble(("error: ", "bold red"), plain(exc.message)), soft_wrap=True)
 
 
 EXIT_CODES_HELP = (

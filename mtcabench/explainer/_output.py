@@ -29,6 +29,7 @@ from mtcabench.model import (
     TargetSpan,
     Verdict,
 )
+from mtcabench.terminal import plain
 
 #: Name of the graphs file written into ``--out``.
 JSON_NAME = "explain.json"
@@ -37,7 +38,7 @@ _ROLE_STYLE = {Role.SYSTEM: "magenta", Role.USER: "blue", Role.ASSISTANT: "bold"
 
 def excerpt(text: str, limit: int = 60) -> str:
     """One line of at most ``limit`` characters."""
-    flat = re.sub(r"\s+", " ", text).strip()
+    flat = re.sub(r"\s+", " ", plain(text)).strip()  # a transcript's text: no control codes
     return flat if len(flat) <= limit else flat[: limit - 1] + "\u2026"
 
 
@@ -54,7 +55,7 @@ def render_tree(explanation: Explanation, k: int, method: str) -> Tree:
     target = explanation.targets[k]
     graph = explanation.graphs[method][k]
     root = Tree(Text.assemble((f"turn {target.turn} assistant", "bold"), "  ",
-                              (method, "dim"), "  \u201c", excerpt(target.text, 48), "\u201d"))
+                              (plain(method), "dim"), "  \u201c", excerpt(target.text, 48), "\u201d"))
     out: dict[int, list[Edge]] = {}
     for e in graph.edges:
         out.setdefault(e.child, []).append(e)
