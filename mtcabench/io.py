@@ -3,9 +3,10 @@
 Readers stream, validate every line against its record type and report a bad line as
 ``file:line (record id): reason``. Every JSON text read from a file goes through
 :func:`parse_json`, so that any parse failure, a value nested too deeply included, is that
-one-line message and never a traceback. Writers never leave a half-written file behind: they
-write to a temporary file in the target folder and rename it into place on success; the
-temporary file is removed on an error, Ctrl-C, SIGTERM or SIGHUP.
+one-line message and never a traceback. Record writers write through the one writer
+discipline of :mod:`mtcabench.files` (atomic, full disk as one line, redacted), whose names
+are re-exported here: ``atomic_write``, ``all_or_nothing``, ``claim_output``,
+``check_output_path``, ``derived_name``...
 """
 
 from __future__ import annotations
@@ -14,19 +15,33 @@ import contextlib
 import json
 import os
 import re
-import signal
-import tempfile
-import threading
-from pathlib import Path
-from typing import IO, Any, TypeVar
 from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
 
 import jsonlines
 from pydantic import ValidationError
 from pydantic_core import from_json
 
 from mtcabench.errors import InputError
+from mtcabench.files import (
+    NAME_MAX,
+    all_or_nothing,
+    atomic_write,
+    check_output_path,
+    claim_output,
+    derived_name,
+    fit_name,
+    os_error,
+    stop_signals_unwind,
+)
 from mtcabench.model import Conversation, Record
+from mtcabench.redact import scrubber
+
+__all__ = [  # the writer discipline, re-exported for the stages that read and write records
+    "NAME_MAX", "all_or_nothing", "atomic_write", "check_output_path", "claim_output",
+    "derived_name", "fit_name", "stop_signals_unwind",
+]
 
 R = TypeVar("R", bound=Record)
 
@@ -276,87 +291,6 @@ def _linked_inside(src: Path, folder: Path) -> bool:
     return False
 
 
-def check_output_path(path: str | Path) -> Path:
-    """Refuse (exit 3) an output file path whose folder is missing, or that is a folder."""
-    path = Path(path)
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.exists():
-        raise InputError(f"{path}: folder {parent} does not exist; create it or choose another path")
-    if not parent.is_dir():
-        raise InputError(f"{path}: {parent} is not a folder")
-    if path.is_dir():
-        raise InputError(f"{path}: is a folder; the output is a file: give a file path "
-                         "(e.g. inside that folder)")
-    return path
-
-
-# SIGTERM (a service manager, `timeout`, `kill`) and SIGHUP (a closed terminal) end a process
-# without unwinding it, so a write in progress would leave its temporary file. While a write
-# is open, both raise SystemExit(128 + signal) instead, as SIGINT raises KeyboardInterrupt:
-# the writer's cleanup runs, then the process ends with the usual exit code. Handlers that the
-# program set itself are left alone; outside writes the default action applies.
-_STOP_SIGNALS = tuple(s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None))
-                      if s is not None)
-_guard_lock = threading.Lock()
-_guard_depth = 0
-_saved_handlers: dict[int, Any] = {}
-
-
-def _stop(signum: int, frame: Any) -> None:
-    raise SystemExit(128 + signum)
-
-
-@contextlib.contextmanager
-def _cleanup_on_stop_signals() -> Iterator[None]:
-    global _guard_depth
-    if threading.current_thread() is not threading.main_thread():
-        yield  # only the main thread may set handlers (and only it receives signals)
-        return
-    with _guard_lock:
-        if _guard_depth == 0:
-            for sig in _STOP_SIGNALS:
-                if signal.getsignal(sig) is signal.SIG_DFL:
-                    _saved_handlers[sig] = signal.signal(sig, _stop)
-        _guard_depth += 1
-    try:
-        yield
-    finally:
-        with _guard_lock:
-            _guard_depth -= 1
-            if _guard_depth == 0:
-                for sig, old in _saved_handlers.items():
-                    if signal.getsignal(sig) is _stop:
-                        signal.signal(sig, old)
-                _saved_handlers.clear()
-
-
-@contextlib.contextmanager
-def atomic_write(path: str | Path, mode: str = "w") -> Iterator[IO]:
-    """Open a temporary file beside ``path``; rename it over ``path`` only on success.
-
-    On any failure, Ctrl-C, SIGTERM or SIGHUP the temporary file is removed and ``path`` is
-    left as it was.
-    """
-    path = check_output_path(path)
-    with _cleanup_on_stop_signals():
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
-                                   dir=path.parent or ".")
-        try:
-            with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as fh:
-                yield fh
-                fh.flush()
-                os.fsync(fh.fileno())
-            # mkstemp creates the file for its owner only; give it the usual permissions.
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
-
-
 def dump_record(record: Record) -> dict:
     """The JSON object written for a record (None fields left out)."""
     return record.model_dump(mode="json", exclude_none=True)
@@ -366,11 +300,15 @@ def write_records(path: str | Path, records: Iterable[Record]) -> int:
     """Write records atomically; returns how many were written."""
     n = 0
     with atomic_write(path) as fh:
-        writer = jsonlines.Writer(fh, compact=True, flush=False)
+        writer = jsonlines.Writer(fh, compact=True, flush=False, dumps=_dumps)
         for rec in records:
             writer.write(dump_record(rec))
             n += 1
     return n
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
 class RecordAppender:
@@ -383,15 +321,27 @@ class RecordAppender:
 
     def __init__(self, path: str | Path):
         self.path = check_output_path(path)
-        _truncate_partial_last_line(self.path)
-        self._fh = self.path.open("a", encoding="utf-8")
+        try:
+            _truncate_partial_last_line(self.path)
+            self._fh = self.path.open("a", encoding="utf-8")
+            self._scrub = scrubber()
+        except OSError as exc:
+            raise os_error(exc, self.path) from None
 
     def write(self, record: Record) -> None:
-        self._fh.write(json.dumps(dump_record(record), ensure_ascii=False) + "\n")
-        self._fh.flush()
+        try:
+            self._fh.write(self._scrub(json.dumps(dump_record(record), ensure_ascii=False))
+                           + "\n")
+            self._fh.flush()
+        except OSError as exc:
+            # The line may be partly written: the next open cuts it off (a rerun resumes).
+            raise os_error(exc, self.path) from None
 
     def close(self) -> None:
-        self._fh.close()
+        try:
+            self._fh.close()
+        except OSError as exc:
+            raise os_error(exc, self.path) from None
 
     def __enter__(self) -> RecordAppender:
         return self

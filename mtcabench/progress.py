@@ -8,6 +8,7 @@ test whether they have one.
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Iterable, Iterator
 from typing import Any, TypeVar
 
@@ -26,10 +27,23 @@ from rich.text import Text
 
 from mtcabench.terminal import plain, shown
 
+from mtcabench.redact import redact
+
 T = TypeVar("T")
 
+class _RedactedStderr:
+    """``sys.stderr`` (looked up at each write, as rich does) with every secret the process
+    holds redacted (:mod:`mtcabench.redact`): the last line of defence on the terminal."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(redact(text))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(sys.stderr, name)
+
+
 #: The console for messages and progress: stderr, so that piping stdout stays clean.
-err_console = Console(stderr=True)
+err_console = Console(file=_RedactedStderr())  # type: ignore[arg-type]
 
 
 def make_progress(*extra_columns: ProgressColumn) -> Progress:

@@ -16,7 +16,7 @@ from rich.tree import Tree
 
 from mtcabench.errors import InputError
 from mtcabench.explainer._explain import Explanation
-from mtcabench.io import atomic_write
+from mtcabench.io import all_or_nothing, atomic_write
 from mtcabench.model import (
     BenchmarkSpan,
     DecisionSource,
@@ -127,11 +127,12 @@ def write_explanation(explanation: Explanation, out: str | Path) -> list[Path]:
         raise InputError(f"{out}: exists and is not a folder; choose another --out")
     out.mkdir(parents=True, exist_ok=True)
     paths = output_paths(explanation.targets, explanation.graphs, out)
-    with atomic_write(paths[0]) as fh:
-        fh.write(json.dumps(explanation.to_json(), indent=1, ensure_ascii=False) + "\n")
-    pages = iter(paths[1:])
-    for k in range(len(explanation.targets)):
-        for m in explanation.graphs:
-            with atomic_write(next(pages)) as fh:
-                fh.write(render_html(span_view(explanation, k, m)))
+    with all_or_nothing():  # explain.json and its pages appear together, or none of them
+        with atomic_write(paths[0]) as fh:
+            fh.write(json.dumps(explanation.to_json(), indent=1, ensure_ascii=False) + "\n")
+        pages = iter(paths[1:])
+        for k in range(len(explanation.targets)):
+            for m in explanation.graphs:
+                with atomic_write(next(pages)) as fh:
+                    fh.write(render_html(span_view(explanation, k, m)))
     return paths

@@ -18,6 +18,7 @@ the file and what to do: move it away, and the rerun pays again only for what it
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from mtcabench.annotate.llm.wire import Answer
-from mtcabench.errors import InputError
+from mtcabench.errors import InputError, NoSpace, from_os_error
 
 
 class ResponseCache:
@@ -67,6 +68,7 @@ class ResponseCache:
                 db.execute("CREATE TABLE IF NOT EXISTS answers ("
                            "key TEXT PRIMARY KEY, created REAL NOT NULL, answer TEXT NOT NULL)")
             except sqlite3.DatabaseError as exc:
+                _raise_if_full(exc, self.path)
                 if isinstance(exc, sqlite3.OperationalError) and not existed:
                     raise  # the machine's fault (a full disk, no permission), not the file's
                 raise self._refuse(exc) from None
@@ -97,8 +99,12 @@ class ResponseCache:
     def put(self, key: str, answer: Answer) -> None:
         data = json.dumps(asdict(answer), ensure_ascii=False)
         with self._lock:
-            self._connect(create=True).execute("INSERT OR REPLACE INTO answers VALUES (?, ?, ?)",
-                                               (key, time.time(), data))
+            try:
+                self._connect(create=True).execute(
+                    "INSERT OR REPLACE INTO answers VALUES (?, ?, ?)", (key, time.time(), data))
+            except sqlite3.OperationalError as exc:
+                _raise_if_full(exc, self.path)
+                raise
 
     def __len__(self) -> int:
         with self._lock:
@@ -116,6 +122,28 @@ class ResponseCache:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _raise_if_full(exc: sqlite3.Error, path: Path) -> None:
+    """A full disk is :class:`NoSpace` naming the cache (answers committed before it are kept).
+
+    SQLite says "database or disk is full" when the file cannot grow, but only "disk I/O
+    error" when its journal cannot be created: that one counts as full where the disk has
+    (almost) nothing left.
+    """
+    io_error = getattr(exc, "sqlite_errorname", "").startswith("SQLITE_IOERR")
+    if isinstance(from_os_error(exc), NoSpace) or (io_error and _nearly_full(path.parent)):
+        raise NoSpace(f"{path}: no space left for the response cache ({exc}); free some space (or "
+                      "pass --cache elsewhere) and rerun: answers already paid for are kept"
+                      ) from None
+
+
+def _nearly_full(folder: Path, margin: int = 1 << 20) -> bool:
+    try:
+        st = os.statvfs(folder)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < margin
 
 
 #: The fields of a stored answer and the types each may hold.
