@@ -1,0 +1,228 @@
+"""OpenTelemetry GenAI spans as an OTLP JSON file export writes them: ``{"resourceSpans":
+[{"scopeSpans": [{"spans": [...]}]}]}``, or one such export per line.
+
+Chat spans (``gen_ai.operation.name`` ``chat``, ``generate_content`` or ``text_completion``)
+carry the messages as JSON text attributes: ``gen_ai.system_instructions`` (parts),
+``gen_ai.input.messages`` (the history sent) and ``gen_ai.output.messages`` (the response),
+messages being ``{role, parts}`` with parts ``text`` (``content``), ``tool_call`` (``id``,
+``name``, ``arguments``), ``tool_call_response`` (``id``, ``response``; text as it is, any
+other value as compact JSON), ``reasoning`` (dropped) and ``blob`` / ``file_data`` / ``uri``
+(placeholders by modality). Every output message of one span is one model response.
+
+A conversation is rebuilt per ``gen_ai.conversation.id`` (else per trace) from its chat spans
+taken by start time, whatever order the file lists them in (exporters write spans as they
+end): each span's history continues the conversation whose messages it starts with; a span
+that continues none starts another one (a sub-agent). An ``execute_tool`` span answers, at
+the end, a call that no later chat span's input answers (a run that ended with a tool).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from mtcabench.errors import InputError
+from mtcabench.io import JSONError, loads
+from mtcabench.model import Conversation, Turn
+from mtcabench.transcripts._chat import TRANSCRIPT_SOURCE
+from mtcabench.transcripts._registry import NO, SURE, LogFormat, register_format
+from mtcabench.transcripts._source import Source
+from mtcabench.transcripts._turns import AUDIO, FILE, IMAGE, TurnBuilder, join_parts, tool_call
+
+NAME, TITLE = "otel-genai", "OpenTelemetry GenAI"
+CHAT_OPERATIONS = {"chat", "generate_content", "text_completion"}
+_MEDIA = {"blob", "file_data", "uri", "file"}
+_FIX = "fix the tool_call_response part's id"
+
+
+def _value(v: Any) -> Any:
+    """An OTLP attribute value ``{stringValue | intValue | ...}`` as a Python value."""
+    if not isinstance(v, dict):
+        return v
+    if "arrayValue" in v:
+        return [_value(x) for x in (v["arrayValue"] or {}).get("values", [])]
+    if "kvlistValue" in v:
+        return {kv.get("key"): _value(kv.get("value")) for kv in
+                (v["kvlistValue"] or {}).get("values", [])}
+    if "intValue" in v:
+        return int(v["intValue"])
+    for key in ("stringValue", "boolValue", "doubleValue", "bytesValue"):
+        if key in v:
+            return v[key]
+    return None
+
+
+def _spans(source: Source) -> Iterator[dict]:
+    exports = source.value if isinstance(source.value, list) else [source.value]
+    for export in exports:
+        for resource in export.get("resourceSpans") or []:
+            for scope in (resource.get("scopeSpans") or resource.get("instrumentationLibrarySpans")
+                          or []):
+                yield from scope.get("spans") or []
+
+
+class _Span:
+    def __init__(self, raw: Any, order: int, where: str):
+        if not isinstance(raw, dict):
+            raise InputError(f"{where}, span {order}: expected a span object")
+        self.id = str(raw.get("spanId", order))
+        self.here = f"{where}, span {raw.get('name', '?')!r} ({self.id})"
+        self.attrs = {a.get("key"): _value(a.get("value")) for a in raw.get("attributes") or []
+                      if isinstance(a, dict)}
+        self.trace = str(raw.get("traceId", ""))
+        self.key = self.attrs.get("gen_ai.conversation.id") or self.trace
+        self.start = (int(raw.get("startTimeUnixNano") or 0), order)
+        self.operation = self.attrs.get("gen_ai.operation.name")
+
+    @property
+    def is_chat(self) -> bool:
+        has = "gen_ai.input.messages" in self.attrs or "gen_ai.output.messages" in self.attrs
+        return has and (self.operation is None or self.operation in CHAT_OPERATIONS)
+
+    def json(self, key: str) -> list:
+        """A JSON attribute holding a list (empty when absent)."""
+        value = self.attrs.get(key)
+        if isinstance(value, str):
+            try:
+                value = loads(value)
+            except JSONError as exc:
+                raise InputError(f"{self.here}: attribute {key} is not JSON ({exc.reason}); "
+                                 "the exporter should write it as a JSON string") from None
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise InputError(f"{self.here}: attribute {key} is a {type(value).__name__}; "
+                             "expected a JSON list")
+        return value
+
+    def history(self) -> list[tuple[str, Any]]:
+        system = self.json("gen_ai.system_instructions")
+        out = [(f"{self.here}, gen_ai.system_instructions", {"role": "system", "parts": system})]
+        out = out if system else []
+        return out + [(f"{self.here}, gen_ai.input.messages {k}", m)
+                      for k, m in enumerate(self.json("gen_ai.input.messages"))]
+
+    def response(self) -> list[tuple[str, Any]]:
+        outputs = self.json("gen_ai.output.messages")
+        parts = [p for m in outputs if isinstance(m, dict) for p in m.get("parts") or []]
+        return [(f"{self.here}, gen_ai.output.messages", {"role": "assistant", "parts": parts})
+                ] if outputs else []
+
+
+def _key(message: Any) -> str:
+    """A message as compared across spans (the role and parts; arguments parsed)."""
+    if not isinstance(message, dict):
+        return repr(message)
+    parts = []
+    for p in message.get("parts") or []:
+        if isinstance(p, dict) and isinstance(p.get("arguments"), str):
+            try:
+                p = {**p, "arguments": loads(p["arguments"])}
+            except JSONError:
+                pass
+        parts.append(p)
+    return json.dumps([message.get("role"), parts], sort_keys=True, default=str)
+
+
+def read_message(builder: TurnBuilder, message: Any, here: str) -> list[Turn]:
+    """Add the turns of one GenAI message ``{role, parts}`` to ``builder``."""
+    if not isinstance(message, dict) or not isinstance(message.get("parts"), list):
+        raise InputError(f"{here}: expected a message {{role, parts: [...]}}")
+    role = message.get("role")
+    texts, calls, turns, thought = [], [], [], False
+    for j, p in enumerate(message["parts"]):
+        where = f"{here}, part {j}"
+        kind = p.get("type") if isinstance(p, dict) else None
+        if kind == "text":
+            if not isinstance(p.get("content"), str):
+                raise InputError(f"{where}: a text part without content text")
+            texts.append(p["content"])
+        elif kind == "tool_call" and role == "assistant":
+            calls.append(tool_call(p.get("id"), p.get("name"), p.get("arguments"), where, calls))
+        elif kind == "tool_call_response" and role in {"tool", "user"}:
+            response = p.get("response")
+            text = response if isinstance(response, str) else json.dumps(response,
+                                                                          ensure_ascii=False)
+            turns.append(builder.tool(p.get("id"), text, where, fix=_FIX))
+        elif kind == "reasoning":
+            thought = True
+        elif kind in _MEDIA:
+            modality = p.get("modality")
+            texts.append(IMAGE if modality == "image" else AUDIO if modality == "audio" else FILE)
+        else:
+            raise InputError(f"{where}: a {kind!r} part in a {role!r} message is not read (read: "
+                             "text, tool_call from the assistant, tool_call_response, reasoning, "
+                             "blob, file_data, uri); remove it or convert it")
+    if role == "assistant":
+        return [] if thought and not texts and not calls else [
+            builder.assistant(join_parts(texts), calls, here)]
+    if role == "system":
+        return [builder.system(join_parts(texts), here)]
+    if role not in {"user", "tool"}:
+        raise InputError(f"{here}: a message with role {role!r}; expected system, user, "
+                         "assistant or tool")
+    if texts or not turns:
+        turns.append(builder.user(join_parts(texts), here))
+    return turns
+
+
+def _threads(chats: list[_Span]) -> list[list[tuple[str, Any]]]:
+    """The conversations of one trace's chat spans (taken by start time)."""
+    threads: list[list[tuple[str, Any]]] = []
+    for span in sorted(chats, key=lambda s: s.start):
+        history = span.history()
+        keys = [_key(m) for _, m in history]
+        fits = [t for t in threads if len(t) <= len(keys) and [_key(m) for _, m in t]
+                == keys[: len(t)]]
+        if fits:
+            threads.remove(max(fits, key=len))
+        threads.append(history + span.response())
+    return threads
+
+
+def _read(source: Source) -> list[Conversation]:
+    where = f"{source.label} ({TITLE})"
+    spans = [_Span(raw, k, where) for k, raw in enumerate(_spans(source))]
+    chats = [s for s in spans if s.is_chat]
+    if not chats:
+        raise InputError(f"{where}: no GenAI chat spans with messages (gen_ai.input.messages, "
+                         "gen_ai.output.messages); turn on message capture in the "
+                         "instrumentation (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT)")
+    groups: dict[str, list[_Span]] = {}
+    for s in sorted(chats, key=lambda s: s.start):
+        groups.setdefault(s.key, []).append(s)
+    out = []
+    for key, group in groups.items():
+        threads = _threads(group)
+        tools = sorted((s for s in spans if s.key == key and s.operation == "execute_tool"),
+                       key=lambda s: s.start)
+        for k, thread in enumerate(threads):
+            builder = TurnBuilder(where)
+            for here, m in thread:
+                read_message(builder, m, here)
+            for s in tools:
+                if s.attrs.get("gen_ai.tool.call.id") in builder.unanswered() and (
+                        "gen_ai.tool.call.result" in s.attrs):
+                    result = s.attrs["gen_ai.tool.call.result"]
+                    text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+                    builder.tool(s.attrs["gen_ai.tool.call.id"], text, s.here, fix=_FIX)
+            cid = f"{source.stem}/{key}" + (f"/{k}" if len(threads) > 1 else "")
+            ids = ({"conversation_id": key} if "gen_ai.conversation.id" in group[0].attrs
+                   else {"trace_id": key})
+            out.append(builder.conversation(
+                id=cid, source=TRANSCRIPT_SOURCE, domain="transcript",
+                metadata={"origin": source.origin(NAME, **ids)}))
+    return out
+
+
+def _sniff(source: Source) -> int:
+    value = source.value
+    exports = value if isinstance(value, list) else [value]
+    return SURE if exports and all(isinstance(e, dict) and "resourceSpans" in e
+                                   for e in exports) else NO
+
+
+register_format(LogFormat(
+    NAME, TITLE, "an OTLP JSON export {resourceSpans: [{scopeSpans: [{spans}]}]} of GenAI chat "
+    "spans", _sniff, _read, order=40))
