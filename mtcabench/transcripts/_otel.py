@@ -18,6 +18,7 @@ the end, a call that no later chat span's input answers (a run that ended with a
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -117,10 +118,8 @@ def _key(message: Any) -> str:
     parts = []
     for p in message.get("parts") or []:
         if isinstance(p, dict) and isinstance(p.get("arguments"), str):
-            try:
+            with contextlib.suppress(JSONError):  # compared as text, then refused when read
                 p = {**p, "arguments": loads(p["arguments"])}
-            except JSONError:
-                pass
         parts.append(p)
     return json.dumps([message.get("role"), parts], sort_keys=True, default=str)
 
