@@ -112,11 +112,14 @@ class _Span:
 
 
 def _key(message: Any) -> str:
-    """A message as compared across spans (the role and parts; arguments parsed)."""
+    """A message as compared across spans: its role and parts, arguments parsed, reasoning
+    left out (an output's reasoning is often not sent back in the next input)."""
     if not isinstance(message, dict):
         return repr(message)
     parts = []
     for p in message.get("parts") or []:
+        if isinstance(p, dict) and p.get("type") == "reasoning":
+            continue
         if isinstance(p, dict) and isinstance(p.get("arguments"), str):
             with contextlib.suppress(JSONError):  # compared as text, then refused when read
                 p = {**p, "arguments": loads(p["arguments"])}
@@ -166,17 +169,18 @@ def read_message(builder: TurnBuilder, message: Any, here: str) -> list[Turn]:
     return turns
 
 
-def _threads(chats: list[_Span]) -> list[list[tuple[str, Any]]]:
-    """The conversations of one trace's chat spans (taken by start time)."""
-    threads: list[list[tuple[str, Any]]] = []
+def _threads(chats: list[_Span]) -> list[tuple[list[tuple[str, Any]], tuple[int, int]]]:
+    """The conversations of one trace's chat spans (taken by start time), each with the start
+    of its last chat span."""
+    threads: list[tuple[list[tuple[str, Any]], tuple[int, int]]] = []
     for span in sorted(chats, key=lambda s: s.start):
         history = span.history()
         keys = [_key(m) for _, m in history]
-        fits = [t for t in threads if len(t) <= len(keys) and [_key(m) for _, m in t]
-                == keys[: len(t)]]
+        fits = [t for t in threads if len(t[0]) <= len(keys) and [_key(m) for _, m in t[0]]
+                == keys[: len(t[0])]]
         if fits:
-            threads.remove(max(fits, key=len))
-        threads.append(history + span.response())
+            threads.remove(max(fits, key=lambda t: len(t[0])))
+        threads.append((history + span.response(), span.start))
     return threads
 
 
@@ -196,13 +200,13 @@ def _read(source: Source) -> list[Conversation]:
         threads = _threads(group)
         tools = sorted((s for s in spans if s.key == key and s.operation == "execute_tool"),
                        key=lambda s: s.start)
-        for k, thread in enumerate(threads):
+        for k, (thread, last) in enumerate(threads):
             builder = TurnBuilder(where)
             for here, m in thread:
                 read_message(builder, m, here)
-            for s in tools:
-                if s.attrs.get("gen_ai.tool.call.id") in builder.unanswered() and (
-                        "gen_ai.tool.call.result" in s.attrs):
+            for s in tools:  # tools run after the last model call: their results end the run
+                if s.start > last and s.attrs.get("gen_ai.tool.call.id") in builder.unanswered() \
+                        and "gen_ai.tool.call.result" in s.attrs:
                     result = s.attrs["gen_ai.tool.call.result"]
                     text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
                     builder.tool(s.attrs["gen_ai.tool.call.id"], text, s.here, fix=_FIX)

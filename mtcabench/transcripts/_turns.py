@@ -118,9 +118,16 @@ class TurnBuilder:
                           name=self._calls[call_id])
 
     def unanswered(self) -> list[str]:
-        """Ids of calls issued and not answered since, in the order issued."""
-        answered = {t.tool_call_id for t in self.turns if t.role is Role.TOOL}
-        return [c.id for t in self.turns for c in t.tool_calls if c.id not in answered]
+        """Ids of calls issued and not answered since, in the order issued (an id may be
+        reused once its call is answered)."""
+        pending: dict[str, None] = {}
+        for t in self.turns:
+            for c in t.tool_calls:
+                pending.pop(c.id, None)
+                pending[c.id] = None
+            if t.role is Role.TOOL:
+                pending.pop(t.tool_call_id or "", None)
+        return list(pending)
 
     def conversation(self, *, id: str, source: str, domain: str, **fields: Any) -> Conversation:
         """The conversation of the turns read (at least one)."""
