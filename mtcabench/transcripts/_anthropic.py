@@ -110,10 +110,9 @@ def is_message(message: Any) -> bool:
 def _sniff(source: Source) -> int:
     value = source.value
     messages = chat_messages(value)
-    if not messages or (isinstance(value, dict) and "input" in value):
+    if messages is None or value == [] or (isinstance(value, dict) and "input" in value):
         return NO
-    if not all(isinstance(m, dict) and m.get("role") in {"user", "assistant"}
-               and "tool_calls" not in m and m.get("type", "message") == "message"
+    if not all(isinstance(m, dict) and "role" in m and m.get("type", "message") == "message"
                for m in messages):
         return NO
     marked = (isinstance(value, dict) and "system" in value) or any(map(is_message, messages))

@@ -30,8 +30,6 @@ _FIX = "fix its tool_call_id"
 #: Content parts only the chat format has, and message keys only it has (its marks).
 _CHAT_PARTS = {"image_url", "input_audio", "file", "refusal"}
 _CHAT_KEYS = {"tool_calls", "tool_call_id", "refusal"}
-#: Content block types of Anthropic's Messages API, which chat content never has.
-_ANTHROPIC_BLOCKS = {"tool_use", "tool_result", "thinking", "redacted_thinking", "document"}
 
 
 def content_text(content: Any, where: str) -> str:
@@ -151,12 +149,8 @@ def _part_types(message: dict) -> set:
 
 def _sniff(source: Source) -> int:
     messages = chat_messages(source.value)
-    if not messages or not all(isinstance(m, dict) and "role" in m and "type" not in m
-                               for m in messages):
-        return NO
-    if isinstance(source.value, dict) and "system" in source.value:
-        return NO  # top-level system text: Anthropic's Messages
-    if any(_part_types(m) & _ANTHROPIC_BLOCKS for m in messages):
+    if messages is None or source.value == [] or not all(
+            isinstance(m, dict) and "role" in m and "type" not in m for m in messages):
         return NO
     marked = any(m["role"] in {"system", "developer", "tool", "function"} or m.keys() & _CHAT_KEYS
                  or _part_types(m) & _CHAT_PARTS for m in messages)
