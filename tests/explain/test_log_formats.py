@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import sys
 import zipfile
 from pathlib import Path
@@ -25,6 +26,7 @@ from mtcabench.model import Role
 from mtcabench.transcripts import (
     FORMATS,
     LiveReader,
+    Source,
     conversations_from_value,
     detect,
     load,
@@ -314,3 +316,15 @@ def test_the_otel_reader_rebuilds_a_trace_whatever_the_span_order():
     reversed_export["resourceSpans"] = [{"scopeSpans": [{"spans": spans}]}]
     assert conversations_from_value(reversed_export)[0].turns == read_transcript(
         FILES["otel-genai"]).turns
+
+
+def test_the_docs_examples_read_in_their_format():
+    """docs/ingest.md's example per format is a log of that format (the docs stay in step)."""
+    text = (ROOT / "docs" / "ingest.md").read_text()
+    blocks = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", text, re.S)]
+    formats = [detect(Source(b)).name for b in blocks]
+    assert formats == ["openai-chat", "openai-responses", "anthropic-messages", "otel-genai",
+                       "inspect-ai"]
+    for b in blocks:
+        conv = conversations_from_value(b)[0]
+        assert conv.turns[0].role is Role.SYSTEM and "C-2044" in conv.turns[1].text
