@@ -14,6 +14,11 @@ taken by start time, whatever order the file lists them in (exporters write span
 end): each span's history continues the conversation whose messages it starts with; a span
 that continues none starts another one (a sub-agent). An ``execute_tool`` span answers, at
 the end, a call that no later chat span's input answers (a run that ended with a tool).
+
+The older event form (Azure AI Inference's tracing, before the message attributes): a chat
+span with one event per message, ``gen_ai.<role>.message`` holding the OpenAI chat message as
+JSON in ``gen_ai.event.content``, and ``gen_ai.choice`` holding ``{"message": ...}``; read as
+the same messages.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from typing import Any
 from mtcabench.errors import InputError
 from mtcabench.io import JSONError, loads
 from mtcabench.model import Conversation, Turn
+from mtcabench.openai_content import ContentError, message_text
 from mtcabench.transcripts._chat import TRANSCRIPT_SOURCE
 from mtcabench.transcripts._registry import NO, SURE, LogFormat, register_format
 from mtcabench.transcripts._source import Source
@@ -75,10 +81,17 @@ class _Span:
         self.key = self.attrs.get("gen_ai.conversation.id") or self.trace
         self.start = (int(raw.get("startTimeUnixNano") or 0), order)
         self.operation = self.attrs.get("gen_ai.operation.name")
+        # The older event form: one span event per message, its JSON in gen_ai.event.content.
+        self.events = [(str(e.get("name")), {a.get("key"): _value(a.get("value"))
+                                              for a in e.get("attributes") or []
+                                              if isinstance(a, dict)})
+                       for e in raw.get("events") or [] if isinstance(e, dict)
+                       and str(e.get("name", "")).startswith("gen_ai.")]
 
     @property
     def is_chat(self) -> bool:
-        has = "gen_ai.input.messages" in self.attrs or "gen_ai.output.messages" in self.attrs
+        has = ("gen_ai.input.messages" in self.attrs or "gen_ai.output.messages" in self.attrs
+               or bool(self.events))
         return has and (self.operation is None or self.operation in CHAT_OPERATIONS)
 
     def json(self, key: str) -> list:
@@ -97,7 +110,39 @@ class _Span:
                              "expected a JSON list")
         return value
 
+    def _event(self, k: int, name: str, attrs: dict) -> tuple[str, dict]:
+        """A message event (``gen_ai.<role>.message``, ``gen_ai.choice``) as a GenAI message."""
+        here = f"{self.here}, event {k} ({name})"
+        body = attrs.get("gen_ai.event.content")
+        try:
+            body = loads(body) if isinstance(body, str) else body
+        except JSONError as exc:
+            raise InputError(f"{here}: gen_ai.event.content is not JSON ({exc.reason})") from None
+        if not isinstance(body, dict):
+            raise InputError(f"{here}: no gen_ai.event.content object; turn on message capture "
+                             "in the instrumentation")
+        message = body.get("message") if name == "gen_ai.choice" else body
+        message = message if isinstance(message, dict) else {}
+        role = "assistant" if name == "gen_ai.choice" else name.split(".")[1]
+        try:
+            text = message_text(message.get("content"))
+        except ContentError as exc:
+            raise InputError(f"{here}: {exc}") from None
+        parts = [{"type": "text", "content": text}] if message.get("content") is not None else []
+        for c in message.get("tool_calls") or []:
+            fn = c.get("function") if isinstance(c, dict) else None
+            fn = fn if isinstance(fn, dict) else {}
+            parts.append({"type": "tool_call", "id": c.get("id") if isinstance(c, dict) else None,
+                          "name": fn.get("name"), "arguments": fn.get("arguments")})
+        if role == "tool":
+            parts = [{"type": "tool_call_response", "id": message.get("tool_call_id")
+                      or body.get("id"), "response": text}]
+        return here, {"role": role, "parts": parts}
+
     def history(self) -> list[tuple[str, Any]]:
+        if "gen_ai.input.messages" not in self.attrs and self.events:
+            return [self._event(k, n, a) for k, (n, a) in enumerate(self.events)
+                    if n.endswith(".message")]
         system = self.json("gen_ai.system_instructions")
         out = [(f"{self.here}, gen_ai.system_instructions", {"role": "system", "parts": system})]
         out = out if system else []
@@ -105,6 +150,11 @@ class _Span:
                       for k, m in enumerate(self.json("gen_ai.input.messages"))]
 
     def response(self) -> list[tuple[str, Any]]:
+        if "gen_ai.output.messages" not in self.attrs and self.events:
+            choices = [self._event(k, n, a) for k, (n, a) in enumerate(self.events)
+                       if n == "gen_ai.choice"]
+            parts = [p for _, m in choices for p in m["parts"]]
+            return [(choices[0][0], {"role": "assistant", "parts": parts})] if choices else []
         outputs = self.json("gen_ai.output.messages")
         parts = [p for m in outputs if isinstance(m, dict) for p in m.get("parts") or []]
         return [(f"{self.here}, gen_ai.output.messages", {"role": "assistant", "parts": parts})

@@ -328,3 +328,34 @@ def test_the_docs_examples_read_in_their_format():
     for b in blocks:
         conv = conversations_from_value(b)[0]
         assert conv.turns[0].role is Role.SYSTEM and "C-2044" in conv.turns[1].text
+
+
+def test_the_older_otel_event_form_reads_as_the_same_conversation():
+    """Chat spans with one span event per message (`gen_ai.<role>.message`, `gen_ai.choice`,
+    the chat message as JSON in `gen_ai.event.content`, as Azure AI Inference's tracing writes
+    them) give the same turns."""
+    messages = json.loads(FILES["openai-chat"].read_text())
+
+    def event(name: str, body: dict) -> dict:
+        return {"name": name, "timeUnixNano": "1", "attributes": [
+            {"key": "gen_ai.system", "value": {"stringValue": "az.ai.inference"}},
+            {"key": "gen_ai.event.content", "value": {"stringValue": json.dumps(body)}}]}
+
+    spans = []
+    for k, m in enumerate(messages):
+        if m["role"] != "assistant":
+            continue
+        events = [event(f"gen_ai.{h['role']}.message", h) for h in messages[:k]]
+        choice = {"content": m["content"]} | ({"tool_calls": m["tool_calls"]}
+                                               if m.get("tool_calls") else {})
+        events.append(event("gen_ai.choice", {"message": choice, "finish_reason": "stop",
+                                               "index": 0}))
+        spans.append({"traceId": "ab" * 16, "spanId": f"{k:016x}", "name": "chat gpt-4o",
+                      "startTimeUnixNano": str(1000 + k), "events": events, "attributes": [
+                          {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}]})
+    export = {"resourceSpans": [{"scopeSpans": [{"spans": spans[::-1]}]}]}
+    assert conversations_from_value(export)[0].turns == read_transcript(FILES["openai-chat"]).turns
+    spans[1]["events"][2]["attributes"][1]["value"]["stringValue"] = '{"role": "assistant", '
+    with pytest.raises(InputError, match=r"event 2 \(gen_ai.assistant.message\): "
+                                         r"gen_ai.event.content is not JSON"):
+        conversations_from_value(export)
