@@ -19,7 +19,7 @@ from mtcabench.model import Conversation, Turn
 from mtcabench.transcripts._chat import TRANSCRIPT_SOURCE, chat_messages
 from mtcabench.transcripts._registry import NO, PLAUSIBLE, SURE, LogFormat, register_format
 from mtcabench.transcripts._source import Source
-from mtcabench.transcripts._turns import FILE, IMAGE, TurnBuilder, join_parts, tool_call
+from mtcabench.transcripts._turns import FILE, IMAGE, TurnBuilder, join_parts, name_of, tool_call
 
 NAME, TITLE = "anthropic-messages", "Anthropic Messages"
 #: Blocks only Anthropic's content has (its marks).
@@ -65,7 +65,7 @@ def read_message(builder: TurnBuilder, message: Any, here: str) -> list[Turn]:
     """Add the turns of one Messages API message to ``builder``."""
     if not isinstance(message, dict):
         raise InputError(f"{here}: expected a message object, got {type(message).__name__}")
-    role = message.get("role")
+    role = name_of(message.get("role"))
     blocks = _blocks(message.get("content"), here)
     if role == "assistant":
         texts, calls, thought = [], [], False
@@ -81,8 +81,8 @@ def read_message(builder: TurnBuilder, message: Any, here: str) -> list[Turn]:
             return []
         return [builder.assistant(join_parts(texts), calls, here)]
     if role != "user":
-        raise InputError(f"{here}: a message with role {role!r}; expected user or assistant "
-                         "(system instructions go in the top-level 'system')")
+        raise InputError(f"{here}: a message with role {message.get('role')!r}; expected user "
+                         "or assistant (system instructions go in the top-level 'system')")
     turns, texts = [], []
     for j, b in enumerate(blocks):
         where = f"{here}, block {j}"
@@ -104,7 +104,7 @@ def is_message(message: Any) -> bool:
     """Whether a message has Anthropic's marks (blocks of its own types)."""
     content = message.get("content") if isinstance(message, dict) else None
     return isinstance(content, list) and any(
-        isinstance(b, dict) and b.get("type") in MARKS for b in content)
+        isinstance(b, dict) and name_of(b.get("type")) in MARKS for b in content)
 
 
 def _sniff(source: Source) -> int:

@@ -19,7 +19,7 @@ from mtcabench.model import Conversation, Role, Turn
 from mtcabench.openai_content import ContentError, message_text
 from mtcabench.transcripts._registry import NO, PLAUSIBLE, SURE, LogFormat, register_format
 from mtcabench.transcripts._source import Source
-from mtcabench.transcripts._turns import TurnBuilder, tool_call
+from mtcabench.transcripts._turns import TurnBuilder, name_of, tool_call
 
 NAME, TITLE = "openai-chat", "OpenAI chat"
 #: Roles read as another: OpenAI's ``developer`` messages are system instructions.
@@ -62,14 +62,14 @@ def read_message(builder: TurnBuilder, message: Any, here: str) -> Turn:
     """Add the turn of one chat message to ``builder``."""
     if not isinstance(message, Mapping):
         raise InputError(f"{here}: expected a chat message object, got {type(message).__name__}")
-    role = message.get("role")
-    role = ROLE_ALIASES.get(role, role)
+    role = name_of(message.get("role"))
+    role = ROLE_ALIASES.get(role, role) if role else role
     if role == "function":
         raise InputError(f"{here}: a legacy 'function' message (function_call); convert it to "
                          "an assistant tool_calls entry and a 'tool' message with its id")
     if role not in {r.value for r in Role}:
-        raise InputError(f"{here}: unknown role {role!r}; expected system, developer, user, "
-                         "assistant or tool")
+        raise InputError(f"{here}: unknown role {message.get('role')!r}; expected system, "
+                         "developer, user, assistant or tool")
     content = content_text(message.get("content"), here)
     if role != "assistant" and message.get("tool_calls"):
         raise InputError(f"{here}: a {role} message with tool_calls; only assistant messages "
@@ -143,7 +143,7 @@ def chat_messages(value: Any) -> list | None:
 
 def _part_types(message: dict) -> set:
     content = message.get("content")
-    return ({p.get("type") for p in content if isinstance(p, dict)}
+    return ({name_of(p.get("type")) for p in content if isinstance(p, dict)}
             if isinstance(content, list) else set())
 
 
@@ -152,7 +152,7 @@ def _sniff(source: Source) -> int:
     if messages is None or source.value == [] or not all(
             isinstance(m, dict) and "role" in m and "type" not in m for m in messages):
         return NO
-    marked = any(m["role"] in {"system", "developer", "tool", "function"} or m.keys() & _CHAT_KEYS
+    marked = any(name_of(m["role"]) in {"system", "developer", "tool", "function"} or m.keys() & _CHAT_KEYS
                  or _part_types(m) & _CHAT_PARTS for m in messages)
     return SURE if marked else PLAUSIBLE
 

@@ -21,7 +21,15 @@ from mtcabench.model import Conversation, Turn
 from mtcabench.transcripts._chat import TRANSCRIPT_SOURCE
 from mtcabench.transcripts._registry import NO, SURE, LogFormat, register_format
 from mtcabench.transcripts._source import Source
-from mtcabench.transcripts._turns import AUDIO, FILE, IMAGE, TurnBuilder, join_parts, tool_call
+from mtcabench.transcripts._turns import (
+    AUDIO,
+    FILE,
+    IMAGE,
+    TurnBuilder,
+    join_parts,
+    name_of,
+    tool_call,
+)
 
 NAME, TITLE = "inspect-ai", "Inspect AI"
 _PLACEHOLDERS = {"image": IMAGE, "audio": AUDIO, "video": FILE, "document": FILE}
@@ -37,7 +45,7 @@ def _content(content: Any, here: str) -> tuple[str, bool]:
                          "list of content parts")
     texts, thought = [], False
     for j, part in enumerate(content):
-        kind = part.get("type") if isinstance(part, dict) else None
+        kind = name_of(part.get("type")) if isinstance(part, dict) else None
         if kind == "text" and isinstance(part.get("text"), str):
             texts.append(part["text"])
         elif kind == "reasoning":
@@ -54,7 +62,7 @@ def read_message(builder: TurnBuilder, message: Any, here: str) -> list[Turn]:
     """Add the turn of one Inspect chat message to ``builder``."""
     if not isinstance(message, dict):
         raise InputError(f"{here}: expected a message object, got {type(message).__name__}")
-    role = message.get("role")
+    role = name_of(message.get("role"))
     text, thought = _content(message.get("content"), here)
     if role == "assistant":
         calls: list = []
@@ -74,8 +82,8 @@ def read_message(builder: TurnBuilder, message: Any, here: str) -> list[Turn]:
         return [builder.system(text, here)]
     if role == "user":
         return [builder.user(text, here)]
-    raise InputError(f"{here}: a message with role {role!r}; expected system, user, assistant "
-                     "or tool")
+    raise InputError(f"{here}: a message with role {message.get('role')!r}; expected system, "
+                     "user, assistant or tool")
 
 
 def _samples(source: Source, where: str) -> list[tuple[str, Any]]:

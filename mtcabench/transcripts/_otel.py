@@ -35,7 +35,15 @@ from mtcabench.openai_content import ContentError, message_text
 from mtcabench.transcripts._chat import TRANSCRIPT_SOURCE
 from mtcabench.transcripts._registry import NO, SURE, LogFormat, register_format
 from mtcabench.transcripts._source import Source
-from mtcabench.transcripts._turns import AUDIO, FILE, IMAGE, TurnBuilder, join_parts, tool_call
+from mtcabench.transcripts._turns import (
+    AUDIO,
+    FILE,
+    IMAGE,
+    TurnBuilder,
+    join_parts,
+    name_of,
+    tool_call,
+)
 
 NAME, TITLE = "otel-genai", "OpenTelemetry GenAI"
 CHAT_OPERATIONS = {"chat", "generate_content", "text_completion"}
@@ -43,30 +51,45 @@ _MEDIA = {"blob", "file_data", "uri", "file"}
 _FIX = "fix the tool_call_response part's id"
 
 
+def _objects(value: Any) -> list[dict]:
+    """The objects of a list (anything else in it, or a value that is no list: none)."""
+    return [x for x in value if isinstance(x, dict)] if isinstance(value, list) else []
+
+
+def _attributes(value: Any) -> dict[str, Any]:
+    return {str(a.get("key")): _value(a.get("value")) for a in _objects(value)}
+
+
 def _value(v: Any) -> Any:
     """An OTLP attribute value ``{stringValue | intValue | ...}`` as a Python value."""
     if not isinstance(v, dict):
         return v
     if "arrayValue" in v:
-        return [_value(x) for x in (v["arrayValue"] or {}).get("values", [])]
+        inner = v["arrayValue"]
+        return [_value(x) for x in (inner.get("values") if isinstance(inner, dict) else None)
+                or [] if isinstance(x, dict)] if isinstance(inner, dict) else None
     if "kvlistValue" in v:
-        return {kv.get("key"): _value(kv.get("value")) for kv in
-                (v["kvlistValue"] or {}).get("values", [])}
+        inner = v["kvlistValue"]
+        return _attributes(inner.get("values")) if isinstance(inner, dict) else None
     if "intValue" in v:
-        return int(v["intValue"])
+        return v["intValue"]  # a JSON string in OTLP/JSON; no attribute read needs the number
     for key in ("stringValue", "boolValue", "doubleValue", "bytesValue"):
         if key in v:
             return v[key]
     return None
 
 
-def _spans(source: Source) -> Iterator[dict]:
+def _spans(source: Source, where: str) -> Iterator[Any]:
     exports = source.value if isinstance(source.value, list) else [source.value]
     for export in exports:
-        for resource in export.get("resourceSpans") or []:
-            for scope in (resource.get("scopeSpans") or resource.get("instrumentationLibrarySpans")
-                          or []):
-                yield from scope.get("spans") or []
+        if not isinstance(export, dict) or not isinstance(export.get("resourceSpans"), list):
+            raise InputError(f"{where}: expected an OTLP JSON export {{\"resourceSpans\": "
+                             "[...]}} (one per line in JSON Lines)")
+        for resource in _objects(export["resourceSpans"]):
+            scopes = resource.get("scopeSpans") or resource.get("instrumentationLibrarySpans")
+            for scope in _objects(scopes):
+                spans = scope.get("spans")
+                yield from spans if isinstance(spans, list) else []
 
 
 class _Span:
@@ -75,18 +98,18 @@ class _Span:
             raise InputError(f"{where}, span {order}: expected a span object")
         self.id = str(raw.get("spanId", order))
         self.here = f"{where}, span {raw.get('name', '?')!r} ({self.id})"
-        self.attrs = {a.get("key"): _value(a.get("value")) for a in raw.get("attributes") or []
-                      if isinstance(a, dict)}
+        self.attrs = _attributes(raw.get("attributes"))
         self.trace = str(raw.get("traceId", ""))
-        self.key = self.attrs.get("gen_ai.conversation.id") or self.trace
-        self.start = (int(raw.get("startTimeUnixNano") or 0), order)
-        self.operation = self.attrs.get("gen_ai.operation.name")
+        self.key = str(self.attrs.get("gen_ai.conversation.id") or self.trace)
+        start = raw.get("startTimeUnixNano") or 0
+        if not (isinstance(start, int) or (isinstance(start, str) and start.isdigit())):
+            raise InputError(f"{self.here}: startTimeUnixNano is {start!r}; expected nanoseconds")
+        self.start = (int(start), order)  # spans are taken in the order they started
+        self.operation = name_of(self.attrs.get("gen_ai.operation.name"))
         # The older event form: one span event per message, its JSON in gen_ai.event.content.
-        self.events = [(str(e.get("name")), {a.get("key"): _value(a.get("value"))
-                                              for a in e.get("attributes") or []
-                                              if isinstance(a, dict)})
-                       for e in raw.get("events") or [] if isinstance(e, dict)
-                       and str(e.get("name", "")).startswith("gen_ai.")]
+        self.events = [(str(e.get("name")), _attributes(e.get("attributes")))
+                       for e in _objects(raw.get("events"))
+                       if str(e.get("name", "")).startswith("gen_ai.")]
 
     @property
     def is_chat(self) -> bool:
@@ -181,11 +204,11 @@ def read_message(builder: TurnBuilder, message: Any, here: str) -> list[Turn]:
     """Add the turns of one GenAI message ``{role, parts}`` to ``builder``."""
     if not isinstance(message, dict) or not isinstance(message.get("parts"), list):
         raise InputError(f"{here}: expected a message {{role, parts: [...]}}")
-    role = message.get("role")
+    role = name_of(message.get("role"))
     texts, calls, turns, thought = [], [], [], False
     for j, p in enumerate(message["parts"]):
         where = f"{here}, part {j}"
-        kind = p.get("type") if isinstance(p, dict) else None
+        kind = name_of(p.get("type")) if isinstance(p, dict) else None
         if kind == "text":
             if not isinstance(p.get("content"), str):
                 raise InputError(f"{where}: a text part without content text")
@@ -236,7 +259,7 @@ def _threads(chats: list[_Span]) -> list[tuple[list[tuple[str, Any]], tuple[int,
 
 def _read(source: Source) -> list[Conversation]:
     where = f"{source.label} ({TITLE})"
-    spans = [_Span(raw, k, where) for k, raw in enumerate(_spans(source))]
+    spans = [_Span(raw, k, where) for k, raw in enumerate(_spans(source, where))]
     chats = [s for s in spans if s.is_chat]
     if not chats:
         raise InputError(f"{where}: no GenAI chat spans with messages (gen_ai.input.messages, "

@@ -21,7 +21,7 @@ from mtcabench.model import Conversation, Turn
 from mtcabench.transcripts._chat import TRANSCRIPT_SOURCE, content_text
 from mtcabench.transcripts._registry import NO, PLAUSIBLE, SURE, LogFormat, register_format
 from mtcabench.transcripts._source import Source
-from mtcabench.transcripts._turns import TurnBuilder, join_parts, tool_call
+from mtcabench.transcripts._turns import TurnBuilder, join_parts, name_of, tool_call
 
 NAME, TITLE = "openai-responses", "OpenAI Responses"
 ITEM_TYPES = {"message", "function_call", "function_call_output", "reasoning"}
@@ -33,7 +33,7 @@ def is_response_item(item: Any) -> bool:
     """Whether ``item`` belongs to a model response (becomes part of an assistant turn)."""
     if not isinstance(item, dict):
         return False
-    kind = item.get("type", "message")
+    kind = name_of(item.get("type", "message"))
     return kind in {"function_call", "reasoning"} or (kind == "message"
                                                       and item.get("role") == "assistant")
 
@@ -41,12 +41,12 @@ def is_response_item(item: Any) -> bool:
 def _input_item(builder: TurnBuilder, item: Any, here: str) -> Turn:
     if not isinstance(item, dict):
         raise InputError(f"{here}: expected an item object, got {type(item).__name__}")
-    kind = item.get("type", "message" if "role" in item else None)
+    kind = name_of(item.get("type", "message" if "role" in item else None))
     if kind == "function_call_output":
         output = item.get("output")
         return builder.tool(item.get("call_id"), content_text(output, here), here, fix=_FIX)
     if kind == "message":
-        role = item.get("role")
+        role = name_of(item.get("role"))
         if role not in _ROLES:
             raise InputError(f"{here}: a message with role {role!r}; expected user, assistant, "
                              "system or developer")
@@ -64,10 +64,9 @@ def _response(builder: TurnBuilder, items: Sequence[tuple[str, dict]]) -> Turn |
     """One assistant turn from a model response's items (None: reasoning only)."""
     texts, calls = [], []
     for here, item in items:
-        kind = item.get("type", "message")
-        if kind == "message":
+        if item.get("type", "message") == "message":
             texts.append(content_text(item.get("content"), here))
-        elif kind == "function_call":
+        elif item.get("type") == "function_call":
             calls.append(tool_call(item.get("call_id"), item.get("name"), item.get("arguments"),
                                    here, calls))
     if not texts and not calls:
@@ -97,7 +96,7 @@ def read_items(builder: TurnBuilder, items: Sequence[tuple[str, Any]]) -> list[T
 def _anthropic_blocks(item: dict) -> bool:
     content = item.get("content")
     return isinstance(content, list) and any(
-        isinstance(b, dict) and b.get("type") in {"tool_use", "tool_result", "thinking"}
+        isinstance(b, dict) and name_of(b.get("type")) in {"tool_use", "tool_result", "thinking"}
         for b in content)
 
 
@@ -107,7 +106,7 @@ def _sniff(source: Source) -> int:
         return SURE if "input" in value or value.get("object") == "response" else NO
     if not isinstance(value, list) or not value or not all(isinstance(i, dict) for i in value):
         return NO
-    if any(i.get("role", "user") not in _ROLES or "tool_calls" in i or "tool_call_id" in i
+    if any(name_of(i.get("role", "user")) not in _ROLES or "tool_calls" in i or "tool_call_id" in i
            or ("type" not in i and "role" not in i) or _anthropic_blocks(i) for i in value):
         return NO
     return SURE if any("type" in i for i in value) else PLAUSIBLE

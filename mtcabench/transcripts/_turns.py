@@ -25,6 +25,11 @@ from mtcabench.openai_content import PLACEHOLDERS, SEPARATOR
 IMAGE, AUDIO, FILE = PLACEHOLDERS["image"], PLACEHOLDERS["audio"], PLACEHOLDERS["file"]
 
 
+def name_of(value: Any) -> str | None:
+    """A role or type as given, when it is text (anything else matches nothing)."""
+    return value if isinstance(value, str) else None
+
+
 def join_parts(texts: Iterable[str]) -> str:
     """Text parts of one message as one text, joined as ingest joins chat content parts."""
     return SEPARATOR.join(texts)
