@@ -14,6 +14,7 @@ from mtcabench.evaluate import (
     DEFAULT_METHOD,
     DEFAULT_MODEL,
     DEFAULT_SCORER,
+    TARGET,
     LoadedModel,
     TraceSettings,
     attribute_spans,
@@ -94,10 +95,10 @@ def explain_conversation(
         attributor = load_attributor(model, scorer, settings, device, dtype)
         loaded, scorer_obj = attributor.loaded, attributor.scorer
     # Nothing is cut: a span past the context is refused (strict) before any forward pass.
-    result = attribute_spans(attributor, conversation, dict(enumerate(targets)), chosen,
+    keys = [(TARGET, k) for k in range(len(targets))]
+    result = attribute_spans(attributor, conversation, dict(zip(keys, targets)), chosen,
                              settings, strict=True)
-    graphs = {name: [by_key[k] for k in range(len(targets))]
-              for name, by_key in result.graphs.items()}
+    graphs = {name: [by_key[k] for k in keys] for name, by_key in result.graphs.items()}
     return Explanation(conversation, targets, graphs,
                        model=loaded.name if loaded else None,
                        scorer=scorer_obj.name if scorer_obj else None,
