@@ -66,8 +66,8 @@ def _value(v: Any) -> Any:
         return v
     if "arrayValue" in v:
         inner = v["arrayValue"]
-        return [_value(x) for x in (inner.get("values") if isinstance(inner, dict) else None)
-                or [] if isinstance(x, dict)] if isinstance(inner, dict) else None
+        return [_value(x) for x in _objects(inner.get("values"))] if isinstance(inner, dict) \
+            else None
     if "kvlistValue" in v:
         inner = v["kvlistValue"]
         return _attributes(inner.get("values")) if isinstance(inner, dict) else None
@@ -152,7 +152,10 @@ class _Span:
         except ContentError as exc:
             raise InputError(f"{here}: {exc}") from None
         parts = [{"type": "text", "content": text}] if message.get("content") is not None else []
-        for c in message.get("tool_calls") or []:
+        calls = message.get("tool_calls") or []
+        if not isinstance(calls, list):
+            raise InputError(f"{here}: tool_calls is a {type(calls).__name__}; expected a list")
+        for c in calls:
             fn = c.get("function") if isinstance(c, dict) else None
             fn = fn if isinstance(fn, dict) else {}
             parts.append({"type": "tool_call", "id": c.get("id") if isinstance(c, dict) else None,
@@ -179,7 +182,10 @@ class _Span:
             parts = [p for _, m in choices for p in m["parts"]]
             return [(choices[0][0], {"role": "assistant", "parts": parts})] if choices else []
         outputs = self.json("gen_ai.output.messages")
-        parts = [p for m in outputs if isinstance(m, dict) for p in m.get("parts") or []]
+        if not all(isinstance(m, dict) and isinstance(m.get("parts"), list) for m in outputs):
+            raise InputError(f"{self.here}, gen_ai.output.messages: expected messages "
+                             "{role, parts: [...]}")
+        parts = [p for m in outputs for p in m["parts"]]
         return [(f"{self.here}, gen_ai.output.messages", {"role": "assistant", "parts": parts})
                 ] if outputs else []
 
@@ -190,7 +196,8 @@ def _key(message: Any) -> str:
     if not isinstance(message, dict):
         return repr(message)
     parts = []
-    for p in message.get("parts") or []:
+    given = message.get("parts")
+    for p in given if isinstance(given, list) else [given]:
         if isinstance(p, dict) and p.get("type") == "reasoning":
             continue
         if isinstance(p, dict) and isinstance(p.get("arguments"), str):
