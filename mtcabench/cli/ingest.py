@@ -10,6 +10,7 @@ import typer
 from mtcabench.cli import options
 from mtcabench.ingest import ingest_confetti, ingest_taubench, ingest_transcripts
 from mtcabench.progress import err_console
+from mtcabench.terminal import shown
 from mtcabench.transcripts import FORMATS, formats_help
 
 group = typer.Typer(help="Turn raw agent conversations into validated conversation records.",
@@ -26,7 +27,7 @@ def taubench(
 ) -> None:
     """Ingest TauBench runs: one conversation per (domain, model, task, trial)."""
     n = ingest_taubench(paths, out, agent_model=agent_model, domain=domain)
-    err_console.print(f"wrote {n} conversations to {out}")
+    err_console.print(f"wrote {n} conversations to {shown(out)}")
 
 
 @group.command("confetti")
@@ -38,7 +39,7 @@ def confetti(
 ) -> None:
     """Ingest ConFETTI dialogs, each rebuilt from its turn-level prefixes."""
     n = ingest_confetti(path, out, domain=domain)
-    err_console.print(f"wrote {n} conversations to {out}")
+    err_console.print(f"wrote {n} conversations to {shown(out)}")
 
 
 @group.command("transcripts", help=(
@@ -54,7 +55,7 @@ def transcripts(
     domain: str | None = typer.Option(None, help="The records' domain [default: transcript]."),
 ) -> None:
     n = ingest_transcripts(paths, out, format=format, source=source, domain=domain)
-    err_console.print(f"wrote {n} conversations to {out}")
+    err_console.print(f"wrote {n} conversations to {shown(out)}")
 
 
 def register(app: typer.Typer) -> None:
