@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from mtcabench.errors import InputError
-from mtcabench.io import JSONError, loads
+from mtcabench.io import JSONError, loads, not_utf8
 
 #: The first bytes of a zip archive (an Inspect ``.eval`` log).
 ZIP_MAGIC = b"PK\x03\x04"
@@ -50,7 +50,7 @@ def load(path: str | Path) -> Source:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise InputError.at(path, not_utf8(data, exc)) from None
     if not text.strip():
         raise InputError(f"{path}: empty file; expected an agent log (JSON or JSON Lines)")
     try:

@@ -165,7 +165,8 @@ def test_unknown_call_id_names_file_message_and_fix():
 
 def test_bad_files(tmp_path):
     cases = {
-        "not-utf8.json": (b"\xff\xfe[", "not UTF-8 text"),
+        "not-utf8.json": (b"\xff\xfe[", "UTF-16 text, not UTF-8"),
+        "bad-byte.json": (b"[\xff]", "not UTF-8 text"),
         "torn.json": ('[{"role": "user", "content": "hi"}', "malformed JSON"),
         "empty.json": ("  \n", "empty file"),
         "empty-list.json": ("[]", "an empty list"),
