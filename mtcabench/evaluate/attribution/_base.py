@@ -33,6 +33,10 @@ SCORER_MODULES = {
     "attntrace": "mtcabench.evaluate.attribution._scorers",
     "at2": "mtcabench.evaluate.attribution._scorers",
     "ablation": "mtcabench.evaluate.attribution._ablation",
+    # The peers' own packages (scripts/setup_peers.sh): refused with one line without them.
+    "peer-contextcite": "mtcabench.evaluate.attribution.peers._contextcite",
+    "peer-at2": "mtcabench.evaluate.attribution.peers._at2pkg",
+    "peer-flashtrace": "mtcabench.evaluate.attribution.peers._flashtrace",
 }
 
 #: Scorers by name (``--scorer``).
