@@ -29,12 +29,13 @@ class PeerFlashTrace(PeerScorer):
         self.method = method
 
     def query_scores(self, loaded, rendered, query, src):
-        flashtrace = import_peer("flashtrace", "flashtrace==0.1.1")
+        import_peer("flashtrace", "flashtrace==0.1.1")
+        from flashtrace import FlashTrace  # noqa: PLC0415 - the peers' venv only
         full = rendered.full
         a, _ = full.span_tokens(query.turn, query.start, query.end)
         prompt = full.text[: int(full.offsets[a, 0])]
         target = rendered.conversation.turns[query.turn].text[query.start:query.end]
-        tracer = flashtrace.FlashTrace(loaded.model, loaded.tokenizer, recompute_attention=True,
+        tracer = FlashTrace(loaded.model, loaded.tokenizer, recompute_attention=True,
                                        use_chat_template=False)
         result = tracer.trace(prompt=prompt, target=target, method=self.method)
         enc = loaded.tokenizer(prompt, add_special_tokens=False, return_offsets_mapping=True)
