@@ -67,6 +67,7 @@ def trace(
                                         "a pass keeps a sentence."),
     ablation_alpha: float = typer.Option(_TRACE.ablation_alpha, help="ablation: LASSO's L1 "
                                          "weight (ContextCite's 0.01)."),
+    verify_edges: bool = ev.verify_edges(),
     shard: str | None = typer.Option(None, help="K/N: trace only shard K of N (numbered from "
                                      "1, by conversation); join with `trace-merge`."),
     device: str = ev.device(),
@@ -86,7 +87,7 @@ def trace(
         attntrace_top_tokens=attntrace_top_tokens, attntrace_subsamples=attntrace_subsamples,
         attntrace_keep=attntrace_keep, at2_weights=ev.weights_path(at2_weights),
         ablation_passes=ablation_passes, ablation_keep=ablation_keep,
-        ablation_alpha=ablation_alpha,
+        ablation_alpha=ablation_alpha, verify_edges=verify_edges,
     )
     with ev.eval_extra():
         if ray:

@@ -68,6 +68,9 @@ class TraceSettings:
     ablation_passes: int = 32
     ablation_keep: float = 0.5
     ablation_alpha: float = 0.01
+    #: Keep a content edge only when leaving its parent turn out lowers the child's
+    #: log-probability (one extra pass per distinct parent turn of a conversation).
+    verify_edges: bool = False
 
     def __post_init__(self):
         if not isinstance(self.search, SearchSettings):

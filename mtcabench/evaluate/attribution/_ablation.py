@@ -243,3 +243,37 @@ class Ablation(BaseScorer):
     def parameters(self) -> dict[str, Any]:
         return {"passes": self.passes, "keep": self.keep, "alpha": self.alpha,
                 "solver": "lasso", "output": "logit-prob"}
+
+
+def edge_drops(loaded: LoadedModel, rendered: RenderedConversation,
+               edges: list[tuple[Query, int]]) -> tuple[dict[tuple[object, int], float], int]:
+    """Edge verification: per ``(child query, parent turn)``, how much the child's
+    log-probability drops when the parent turn is left out (positive: the parent helped).
+
+    One pass over the whole conversation (its key/value cache kept), then one pass per
+    distinct parent, run from the parent's first token on. Returns the drops by
+    ``(query.key, parent)`` and the forward passes run.
+    """
+    if not edges:
+        return {}, 0
+    full = rendered.full
+    children = {q.key: q for q, _ in edges}
+    rows_full = {k: np.arange(*full.span_tokens(q.turn, q.start, q.end)) for k, q in
+                 children.items()}
+    rows_full = {k: r[r > 0] for k, r in rows_full.items()}
+    runner = PrefixRunner(loaded.model, full.input_ids,
+                          np.concatenate([*rows_full.values(), np.zeros(0, np.int64)]))
+    base = {k: sum(runner.base[int(t)] for t in r) for k, r in rows_full.items()}
+    drops: dict[tuple[object, int], float] = {}
+    parents = sorted({p for _, p in edges})
+    for p in parents:
+        layout = rendered.layout(rendered.turn_sentences(p))
+        keys = sorted({q.key for q, parent in edges if parent == p}, key=str)
+        rows = {k: np.arange(*layout.span_tokens(children[k].turn, children[k].start,
+                                                 children[k].end)) for k in keys}
+        rows = {k: r[r > 0] for k, r in rows.items()}
+        lp = runner.logprobs(layout.input_ids,
+                             np.concatenate([*rows.values(), np.zeros(0, np.int64)]))
+        for k, r in rows.items():
+            drops[k, p] = base[k] - sum(lp[int(t)] for t in r)
+    return drops, 1 + len(parents)
