@@ -1,13 +1,19 @@
 """User-facing errors and the exit codes the CLI documents.
 
 A :class:`MtcaError` is a problem with what the user gave us (a file, a record, a flag, a
-service address). The CLI prints it as one line and exits with its code; anything else is a
-bug and keeps its traceback.
+service address) or with the machine (a full disk, an output another process is writing).
+The CLI prints it as one line and exits with its code; anything else is a bug and keeps its
+traceback. Every message is redacted (:mod:`mtcabench.redact`) when the error is made.
 """
 
 from __future__ import annotations
 
+import errno
+import os
+import sqlite3
 from pathlib import Path
+
+from mtcabench.redact import redact
 
 
 class ExitCode:
@@ -20,6 +26,8 @@ class ExitCode:
     SERVICE = 4  # a service (LLM endpoint, Label Studio, GitHub, the Hub) failed or refused
     INVALID = 5  # validation refused the data (graph rules, checksums, a release)
     STOPPED = 6  # stopped cleanly before finishing (budget reached); rerun to resume
+    NO_SPACE = 7  # the disk (or quota) is full: nothing half-written was kept; free space, rerun
+    BUSY = 8  # another mtcabench process is writing the same output now (its pid is named)
 
 
 class MtcaError(Exception):
@@ -28,6 +36,9 @@ class MtcaError(Exception):
     exit_code: int = ExitCode.BAD_INPUT
 
     def __init__(self, message: str, *, exit_code: int | None = None):
+        # Whatever a message quotes (a server's answer, a header, a path), it never carries a
+        # secret the process holds: every message is redacted here, once, before it is shown.
+        message = redact(message)
         super().__init__(message)
         self.message = message
         if exit_code is not None:
@@ -93,3 +104,40 @@ class Stopped(MtcaError):
     """Work stopped cleanly before the end (a budget was reached); a rerun resumes."""
 
     exit_code = ExitCode.STOPPED
+
+
+class NoSpace(MtcaError):
+    """The disk or the quota is full: the output was not (or not wholly) written."""
+
+    exit_code = ExitCode.NO_SPACE
+
+
+class OutputBusy(MtcaError):
+    """Another process holds the output this run would write (see ``files.claim_output``)."""
+
+    exit_code = ExitCode.BUSY
+
+
+def from_os_error(exc: BaseException) -> MtcaError | None:
+    """The one-line error for a machine-side failure the user can fix, else None (a bug).
+
+    A full disk or quota (``ENOSPC``, ``EDQUOT``, ``EFBIG``, SQLite's "database or disk is
+    full") is :class:`NoSpace`; a file name longer than the file system allows, a read-only
+    file system or a permission refused is bad input (the user chose the path).
+    """
+    if isinstance(exc, sqlite3.OperationalError) and "full" in str(exc):
+        return NoSpace(f"a database could not grow ({exc}); free some space (or write "
+                       "elsewhere) and rerun: finished records are kept")
+    if not isinstance(exc, OSError):
+        return None
+    where = f"{exc.filename}: " if exc.filename else ""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return NoSpace(f"{where}{os.strerror(exc.errno).lower()}; free some space (or write "
+                       "elsewhere) and rerun")
+    if exc.errno == errno.ENAMETOOLONG:
+        return InputError(f"{where}a file name is longer than the file system allows (255 "
+                          "bytes); choose a shorter name or path")
+    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return InputError(f"{where}{os.strerror(exc.errno).lower()}; choose a file or folder "
+                          "you can read and write")
+    return None

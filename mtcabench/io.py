@@ -3,9 +3,10 @@
 Readers stream, validate every line against its record type and report a bad line as
 ``file:line (record id): reason``. Every JSON text read from a file goes through
 :func:`parse_json`, so that any parse failure, a value nested too deeply included, is that
-one-line message and never a traceback. Writers never leave a half-written file behind: they
-write to a temporary file in the target folder and rename it into place on success; the
-temporary file is removed on an error, Ctrl-C, SIGTERM or SIGHUP.
+one-line message and never a traceback. Record writers write through the one writer
+discipline of :mod:`mtcabench.files` (atomic, full disk as one line, redacted), whose names
+are re-exported here: ``atomic_write``, ``all_or_nothing``, ``claim_output``,
+``check_output_path``, ``derived_name``...
 """
 
 from __future__ import annotations
@@ -14,19 +15,33 @@ import contextlib
 import json
 import os
 import re
-import signal
-import tempfile
-import threading
-from pathlib import Path
-from typing import IO, Any, TypeVar
 from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
 
 import jsonlines
 from pydantic import ValidationError
 from pydantic_core import from_json
 
 from mtcabench.errors import InputError
+from mtcabench.files import (
+    NAME_MAX,
+    all_or_nothing,
+    atomic_write,
+    check_output_path,
+    claim_output,
+    derived_name,
+    fit_name,
+    os_error,
+    stop_signals_unwind,
+)
 from mtcabench.model import Conversation, Record
+from mtcabench.redact import scrubber
+
+__all__ = [  # the writer discipline, re-exported for the stages that read and write records
+    "NAME_MAX", "all_or_nothing", "atomic_write", "check_output_path", "claim_output",
+    "derived_name", "fit_name", "stop_signals_unwind",
+]
 
 R = TypeVar("R", bound=Record)
 
@@ -65,6 +80,36 @@ class JSONError(ValueError):
         self.reason, self.line, self.column = reason, line, column
 
 
+#: A ``\uXXXX`` escape of half a UTF-16 surrogate pair, with the backslashes before it.
+_SURROGATE_ESCAPE = re.compile(r"(\\*)\\u([dD][89a-fA-F][0-9a-fA-F]{2})")
+_BOM = "\ufeff"
+
+
+def _lone_surrogate(text: str) -> tuple[str, int, int] | None:
+    """The first ``\uD800``-``\uDFFF`` escape that is not half of a pair: (escape, line,
+    column), or None. JSON allows a character outside the Basic Multilingual Plane written as
+    a pair of such escapes; one alone is no character (a text cut inside an emoji)."""
+    pending: re.Match | None = None  # a high half waiting for its low half
+    for m in _SURROGATE_ESCAPE.finditer(text):
+        if len(m.group(1)) % 2:  # "\\uD800": an escaped backslash, then text
+            continue
+        high = m.group(2)[1].lower() in "89ab"
+        if pending is not None and not high and m.start(2) - 2 == pending.end():
+            pending = None  # the pair is complete
+            continue
+        if pending is not None or not high:
+            bad = pending or m
+            break
+        pending = m
+    else:
+        bad = pending
+        if bad is None:
+            return None
+    at = bad.start(2) - 2
+    line = text.count("\n", 0, at) + 1
+    return "\\u" + bad.group(2), line, at - (text.rfind("\n", 0, at) + 1) + 1
+
+
 def loads(text: str | bytes) -> Any:
     """Parse one JSON text; any failure is a :class:`JSONError`, deep nesting included.
 
@@ -76,13 +121,40 @@ def loads(text: str | bytes) -> Any:
     except ValueError as exc:
         m = _POSITION.match(str(exc))
         msg, line, col = (m["msg"], int(m["line"]), int(m["col"])) if m else (str(exc), None, None)
+        decoded = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
         if "recursion limit" in msg:
             reason = (f"nested more than {MAX_JSON_DEPTH} levels deep"
                       + (f" (column {col})" if col is not None else "")
                       + "; flatten the value or leave it out")
+        elif "\x00" in decoded[:2]:
+            reason = ("starts with a NUL byte: UTF-16 or UTF-32 text without a byte order "
+                      "mark? save it as UTF-8")
+        elif decoded.startswith(_BOM):
+            reason = ("starts with a UTF-8 byte order mark (BOM) inside the file; save it as "
+                      "UTF-8 without BOM")
+            line, col = 1, 1
+        elif (("surrogate" in msg or "hex escape" in msg)
+              and (lone := _lone_surrogate(decoded)) is not None):
+            escape, line, col = lone
+            reason = (f"lone surrogate {escape} at line {line} column {col}: half of a "
+                      "UTF-16 pair is no character (was the text cut inside an emoji?)")
         else:
             reason = f"malformed JSON ({msg}" + (f", column {col})" if col is not None else ")")
         raise JSONError(reason, line, col) from None
+
+
+#: Byte order marks of the encodings a file saved "as Unicode" may be in, longest first.
+_UNICODE_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
+                 (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
+
+
+def not_utf8(raw: bytes, exc: UnicodeDecodeError) -> str:
+    """Why ``raw`` is not UTF-8 text, naming a UTF-16 or UTF-32 file by its byte order mark
+    (what an editor's "Unicode" saves) rather than only the first bad byte."""
+    for bom, name in _UNICODE_BOMS:
+        if raw.startswith(bom):
+            return f"{name} text, not UTF-8 (it starts with a {name} byte order mark); save it as UTF-8"
+    return f"not UTF-8 text ({exc.reason} at byte {exc.start})"
 
 
 def parse_json(text: str | bytes, path: str | Path, *, line: int | None = None) -> Any:
@@ -91,6 +163,11 @@ def parse_json(text: str | bytes, path: str | Path, *, line: int | None = None) 
     A failure is an InputError naming the file and the line (the given one, else the line of
     the document where parsing failed).
     """
+    if line in (None, 1):  # a file's first text may start with a BOM (Windows editors)
+        if isinstance(text, bytes) and text.startswith(b"\xef\xbb\xbf"):
+            text = text[3:]
+        elif isinstance(text, str) and text.startswith(_BOM):
+            text = text[1:]
     try:
         return loads(text)
     except JSONError as exc:
@@ -123,8 +200,7 @@ def iter_json_lines(path: str | Path, *,
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise InputError.at(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})",
-                                    line=lineno) from None
+                raise InputError.at(path, not_utf8(raw, exc), line=lineno) from None
             if not line.strip():
                 continue
             obj = parse_json(line, path, line=lineno)
@@ -215,87 +291,6 @@ def _linked_inside(src: Path, folder: Path) -> bool:
     return False
 
 
-def check_output_path(path: str | Path) -> Path:
-    """Refuse (exit 3) an output file path whose folder is missing, or that is a folder."""
-    path = Path(path)
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.exists():
-        raise InputError(f"{path}: folder {parent} does not exist; create it or choose another path")
-    if not parent.is_dir():
-        raise InputError(f"{path}: {parent} is not a folder")
-    if path.is_dir():
-        raise InputError(f"{path}: is a folder; the output is a file: give a file path "
-                         "(e.g. inside that folder)")
-    return path
-
-
-# SIGTERM (a service manager, `timeout`, `kill`) and SIGHUP (a closed terminal) end a process
-# without unwinding it, so a write in progress would leave its temporary file. While a write
-# is open, both raise SystemExit(128 + signal) instead, as SIGINT raises KeyboardInterrupt:
-# the writer's cleanup runs, then the process ends with the usual exit code. Handlers that the
-# program set itself are left alone; outside writes the default action applies.
-_STOP_SIGNALS = tuple(s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None))
-                      if s is not None)
-_guard_lock = threading.Lock()
-_guard_depth = 0
-_saved_handlers: dict[int, Any] = {}
-
-
-def _stop(signum: int, frame: Any) -> None:
-    raise SystemExit(128 + signum)
-
-
-@contextlib.contextmanager
-def _cleanup_on_stop_signals() -> Iterator[None]:
-    global _guard_depth
-    if threading.current_thread() is not threading.main_thread():
-        yield  # only the main thread may set handlers (and only it receives signals)
-        return
-    with _guard_lock:
-        if _guard_depth == 0:
-            for sig in _STOP_SIGNALS:
-                if signal.getsignal(sig) is signal.SIG_DFL:
-                    _saved_handlers[sig] = signal.signal(sig, _stop)
-        _guard_depth += 1
-    try:
-        yield
-    finally:
-        with _guard_lock:
-            _guard_depth -= 1
-            if _guard_depth == 0:
-                for sig, old in _saved_handlers.items():
-                    if signal.getsignal(sig) is _stop:
-                        signal.signal(sig, old)
-                _saved_handlers.clear()
-
-
-@contextlib.contextmanager
-def atomic_write(path: str | Path, mode: str = "w") -> Iterator[IO]:
-    """Open a temporary file beside ``path``; rename it over ``path`` only on success.
-
-    On any failure, Ctrl-C, SIGTERM or SIGHUP the temporary file is removed and ``path`` is
-    left as it was.
-    """
-    path = check_output_path(path)
-    with _cleanup_on_stop_signals():
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
-                                   dir=path.parent or ".")
-        try:
-            with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as fh:
-                yield fh
-                fh.flush()
-                os.fsync(fh.fileno())
-            # mkstemp creates the file for its owner only; give it the usual permissions.
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
-
-
 def dump_record(record: Record) -> dict:
     """The JSON object written for a record (None fields left out)."""
     return record.model_dump(mode="json", exclude_none=True)
@@ -305,11 +300,15 @@ def write_records(path: str | Path, records: Iterable[Record]) -> int:
     """Write records atomically; returns how many were written."""
     n = 0
     with atomic_write(path) as fh:
-        writer = jsonlines.Writer(fh, compact=True, flush=False)
+        writer = jsonlines.Writer(fh, compact=True, flush=False, dumps=_dumps)
         for rec in records:
             writer.write(dump_record(rec))
             n += 1
     return n
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
 class RecordAppender:
@@ -322,15 +321,27 @@ class RecordAppender:
 
     def __init__(self, path: str | Path):
         self.path = check_output_path(path)
-        _truncate_partial_last_line(self.path)
-        self._fh = self.path.open("a", encoding="utf-8")
+        try:
+            _truncate_partial_last_line(self.path)
+            self._fh = self.path.open("a", encoding="utf-8")
+            self._scrub = scrubber()
+        except OSError as exc:
+            raise os_error(exc, self.path) from None
 
     def write(self, record: Record) -> None:
-        self._fh.write(json.dumps(dump_record(record), ensure_ascii=False) + "\n")
-        self._fh.flush()
+        try:
+            self._fh.write(self._scrub(json.dumps(dump_record(record), ensure_ascii=False))
+                           + "\n")
+            self._fh.flush()
+        except OSError as exc:
+            # The line may be partly written: the next open cuts it off (a rerun resumes).
+            raise os_error(exc, self.path) from None
 
     def close(self) -> None:
-        self._fh.close()
+        try:
+            self._fh.close()
+        except OSError as exc:
+            raise os_error(exc, self.path) from None
 
     def __enter__(self) -> RecordAppender:
         return self

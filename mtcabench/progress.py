@@ -8,6 +8,7 @@ test whether they have one.
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Iterable, Iterator
 from typing import Any, TypeVar
 
@@ -22,11 +23,27 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
+
+from mtcabench.terminal import plain, shown
+
+from mtcabench.redact import redact
 
 T = TypeVar("T")
 
+class _RedactedStderr:
+    """``sys.stderr`` (looked up at each write, as rich does) with every secret the process
+    holds redacted (:mod:`mtcabench.redact`): the last line of defence on the terminal."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(redact(text))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(sys.stderr, name)
+
+
 #: The console for messages and progress: stderr, so that piping stdout stays clean.
-err_console = Console(stderr=True)
+err_console = Console(file=_RedactedStderr())  # type: ignore[arg-type]
 
 
 def make_progress(*extra_columns: ProgressColumn) -> Progress:
@@ -51,7 +68,8 @@ class Bar:
                  **fields: Any):
         self._progress = progress
         self._total = total
-        self._task = (progress.add_task(description, total=total, **fields)
+        # the description is interpolated into the bar's markup: a file name is text
+        self._task = (progress.add_task(shown(description), total=total, **fields)
                       if progress is not None else None)
 
     @property
@@ -73,8 +91,10 @@ class Bar:
             self._progress.reset(self._task, total=self._total)
 
     def log(self, message: str) -> None:
-        """A line above the bar (printed as is when progress is off: it is information)."""
-        (self._progress.console if self._progress is not None else err_console).print(message)
+        """A line above the bar (printed when progress is off too: it is information); text
+        from a server or a file, so printed as text, never as markup or control codes."""
+        console = self._progress.console if self._progress is not None else err_console
+        console.print(Text(plain(message)))
 
 
 @contextlib.contextmanager

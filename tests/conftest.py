@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -67,3 +70,46 @@ def browser():
         b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
         yield b
         b.close()
+
+
+# ---------------------------------------------------------------- a small disk, for real
+
+
+class SmallDisk:
+    """Runs ``python -m mtcabench ...`` with a small tmpfs mounted at :attr:`path`, in a
+    mount namespace of its own (``unshare -rm``: no root needed where user namespaces are
+    allowed, and nothing mounted on the host). A full disk is then the kernel's ENOSPC, not
+    an injected error. :meth:`run` returns the process and what the disk held after it."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def run(self, args: list[str], *, size_kb: int, cwd: Path | None = None,
+            env: dict[str, str] | None = None, read_only: bool = False,
+            ) -> tuple[subprocess.CompletedProcess, list[str]]:
+        listing = self.path.parent / f"{self.path.name}.listing"
+        script = ('mount -t tmpfs -o size="$SMALL_DISK_KB"k$SMALL_DISK_RO tmpfs "$SMALL_DISK" '
+                  '|| exit 99\n'
+                  '"$@"; rc=$?\n'
+                  'find "$SMALL_DISK" -mindepth 1 -printf "%P\\n" > "$SMALL_DISK_LISTING"\n'
+                  'exit $rc')
+        full_env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "300",
+                    "SMALL_DISK": str(self.path), "SMALL_DISK_KB": str(size_kb),
+                    "SMALL_DISK_RO": ",ro" if read_only else "",
+                    "SMALL_DISK_LISTING": str(listing), **(env or {})}
+        proc = subprocess.run(["unshare", "-rm", "sh", "-c", script, "sh", sys.executable,
+                               "-m", "mtcabench", *args], cwd=cwd or self.path.parent,
+                              env=full_env, capture_output=True, text=True, timeout=300)
+        if proc.returncode == 99:
+            pytest.fail(f"could not mount a small tmpfs in a user namespace: {proc.stderr}")
+        return proc, sorted(listing.read_text().split("\n")[:-1])
+
+
+@pytest.fixture
+def small_disk(tmp_path) -> SmallDisk:
+    """A folder that a command run through :class:`SmallDisk` sees as a small, full disk."""
+    if shutil.which("unshare") is None:
+        pytest.fail("`unshare` (util-linux) is needed to mount a small disk for the test")
+    path = tmp_path / "disk"
+    path.mkdir()
+    return SmallDisk(path)

@@ -17,7 +17,7 @@ from mtcabench.annotate.records import ConversationIndex
 from mtcabench.annotate.runner import Job, conversations_of, count_lines, run_job
 from mtcabench.annotate.summary import RunSummary
 from mtcabench.errors import InputError
-from mtcabench.io import read_records
+from mtcabench.io import NAME_MAX, fit_name, read_records
 from mtcabench.model import Proposal
 
 
@@ -32,7 +32,9 @@ def load_lineage() -> LineageFn:
 
 
 def _beside(out: Path, suffix: str) -> Path:
-    return out.with_name(out.stem + suffix)
+    # A name derived from the user's: shortened by the one name policy so that it (and the
+    # batch files named after it, "-r1-0.jsonl") fits the file system whatever ``out`` is.
+    return out.with_name(fit_name(out.stem, NAME_MAX - len(suffix) - 24) + suffix)
 
 
 def annotate_propose(conversations: str | Path, out: str | Path,

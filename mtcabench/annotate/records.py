@@ -2,7 +2,10 @@
 
 A :class:`RecordSink` appends records, skipping those an earlier run already wrote (so a
 rerun never duplicates one), and creates its file with the first record (so a run refused
-before any answer leaves no empty file behind). A :class:`ConversationIndex` gives random
+before any answer leaves no empty file behind). Before any request, it checks that the
+records already there were made by the same annotator as this run's (model, prompt version
+and prompt hash): a rerun with another ``--model`` or an edited prompt would pay for answers
+it could not keep, so it is refused (exit 3) saying what differs. A :class:`ConversationIndex` gives random
 access to a conversations file by id without loading it (``verify`` follows the proposals).
 """
 
@@ -14,14 +17,48 @@ from pydantic import ValidationError
 
 from mtcabench.errors import InputError
 from mtcabench.io import JSONError, RecordAppender, format_validation_error, loads, read_done_keys
-from mtcabench.model import Candidate, Conversation, Proposal
+from mtcabench.model import Annotator, Candidate, Conversation, Proposal
+
+#: What must match between an output's LLM records and the run writing more into it.
+SIGNATURE = ("model", "prompt_version", "prompt_hash")
+
+
+def check_signature(path: Path, expect: Annotator) -> None:
+    """Refuse (exit 3) an output holding LLM records of another model or prompt than ``expect``."""
+    if not path.is_file():
+        return
+    want = {k: getattr(expect, k) for k in SIGNATURE}
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if not raw.endswith(b"\n") or not raw.strip():
+                continue
+            try:
+                ann = loads(raw).get("annotator")
+            except (JSONError, AttributeError):
+                continue  # read_done_keys reports a bad line
+            if not isinstance(ann, dict) or ann.get("name") != expect.name:
+                continue
+            diff = [f"{k} {ann.get(k)!r} (this run: {want[k]!r})" for k in SIGNATURE
+                    if ann.get(k) != want[k]]
+            if diff:
+                raise InputError.at(
+                    path, "its records were made by another annotator: " + ", ".join(diff)
+                    + "; nothing was sent. Write this run to a new output (-o/--out-dir), "
+                    "or remove the file to redo it with this one", line=lineno)
+            return  # one run writes one signature: the first LLM record speaks for all
 
 
 class RecordSink:
-    """An appender that skips records an earlier run already wrote, and counts both."""
+    """An appender that skips records an earlier run already wrote, and counts both.
 
-    def __init__(self, path: str | Path, tally):
+    ``expect``: the annotator of this run's records; existing LLM records of another model
+    or prompt are refused (:func:`check_signature`) before anything is sent.
+    """
+
+    def __init__(self, path: str | Path, tally, expect: Annotator | None = None):
         self.path = Path(path)
+        if expect is not None:
+            check_signature(self.path, expect)
         self.done = read_done_keys(self.path)
         self.tally = tally
         self._out: RecordAppender | None = None  # opened with the first new record

@@ -6,7 +6,10 @@ same way for all three. It refuses bad paths (an output that is one of the input
 them) before anything is opened for writing, loads the prompt templates (a bad one fails
 before a server starts), opens the endpoint, the cache and the client, drives one online
 pass or the Batch API's passes, writes and prints the summary, and raises
-:class:`~mtcabench.errors.Stopped` on a budget stop. Outputs are created with their first
+:class:`~mtcabench.errors.Stopped` on a budget stop. It holds its record files for the whole
+run (:func:`~mtcabench.files.claim_output`: a concurrent run on them is refused, exit 8), and
+refuses an output whose records another model or prompt made before any request
+(:func:`~mtcabench.annotate.records.check_signature`). Outputs are created with their first
 record, so a run refused before any answer (a bad key, an unreachable endpoint) leaves no
 file behind, and a folder it created is removed again.
 """
@@ -32,7 +35,7 @@ from mtcabench.annotate.pipeline import AnnotationPipeline, LineageFn
 from mtcabench.annotate.records import RecordSink
 from mtcabench.annotate.summary import RunSummary
 from mtcabench.errors import InputError, Stopped
-from mtcabench.io import check_outputs_are_not_inputs, read_records
+from mtcabench.io import check_outputs_are_not_inputs, claim_output, read_records
 from mtcabench.model import Conversation
 from mtcabench.progress import err_console
 
@@ -130,14 +133,26 @@ def run_job(job: Job, opts: AnnotateOptions) -> RunSummary:
     if job.makes_folder:
         job.folder.mkdir(parents=True, exist_ok=True)
     try:
-        with _session(opts, chain, templates, _cache_path(job, opts)) as session, RunProgress(
-                job.label, job.total(), session.accounting, opts.progress) as progress:
+        with _claims(job), _session(opts, chain, templates, _cache_path(job, opts)) as session, \
+                RunProgress(job.label, job.total(), session.accounting, opts.progress) as progress:
             summary = _drive(job, opts, session, progress, feed)
             return _finish(summary, session, job.summary, opts)
     except BaseException:
         if made and not any(job.folder.iterdir()):
             job.folder.rmdir()  # refused before anything was written: leave nothing behind
         raise
+
+
+@contextlib.contextmanager
+def _claims(job: Job) -> Iterator[None]:
+    """Hold the job's record files for the whole run: a second run writing one of them at the
+    same time would send (and pay for) every request again and write every id twice; it is
+    refused (exit 8) before anything is sent, naming this one's pid."""
+    with contextlib.ExitStack() as stack:
+        for path in (job.proposals, job.candidates):
+            if path is not None:
+                stack.enter_context(claim_output(path))
+        yield
 
 
 @contextlib.contextmanager
@@ -167,7 +182,11 @@ def _one_pass(job: Job, session: _Session, progress: RunProgress, feed: Feed,
     if session.endpoint is not None:
         summary.endpoint = session.endpoint.identity
         summary.model = session.endpoint.model
-    sinks = {name: RecordSink(path, getattr(summary, name))
+    # The annotator each file's LLM records come from: the first phase's for proposals, the
+    # last's for candidates (verify's, or propose's when it runs alone).
+    expect = {"proposals": session.phases[0].annotator if session.phases else None,
+              "candidates": session.phases[-1].annotator if session.phases else None}
+    sinks = {name: RecordSink(path, getattr(summary, name), expect[name])
              for name, path in (("proposals", job.proposals if session.phases else None),
                                 ("candidates", job.candidates)) if path is not None}
     owned = ex is None
@@ -185,6 +204,8 @@ def _one_pass(job: Job, session: _Session, progress: RunProgress, feed: Feed,
             sink.close()
     for name, sink in sinks.items():
         summary.outputs[name] = str(sink.path)
+    if session.cache is not None:
+        summary.cache_damaged = session.cache.damaged
     return summary
 
 

@@ -9,6 +9,7 @@ traceback.
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 
 import typer
@@ -16,8 +17,10 @@ from rich.text import Text
 from typer.core import TyperGroup
 
 from mtcabench._version import __version__
-from mtcabench.errors import ExitCode, MtcaError
+from mtcabench.errors import ExitCode, MtcaError, from_os_error
 from mtcabench.progress import err_console
+from mtcabench.redact import RedactedStream
+from mtcabench.terminal import plain
 
 
 class _Group(TyperGroup):
@@ -29,20 +32,29 @@ class _Group(TyperGroup):
         except MtcaError as exc:
             report_error(exc)
             raise typer.Exit(exc.exit_code) from None
+        except (OSError, sqlite3.Error) as exc:
+            mapped = from_os_error(exc)  # a full disk, a name too long: one line, its code
+            if mapped is None:
+                raise
+            report_error(mapped)
+            raise typer.Exit(mapped.exit_code) from None
         except KeyboardInterrupt:
             err_console.print("interrupted; finished records are kept, rerun to resume")
             raise typer.Exit(130) from None
 
 
 def report_error(exc: MtcaError) -> None:
-    # Text (not markup) so that rule names like [edge-backwards] print as they are.
-    err_console.print(Text.assemble(("error: ", "bold red"), exc.message), soft_wrap=True)
+    # Text (not markup) so that rule names like [edge-backwards] print as they are; the
+    # message quotes the user's input, so no control code of it reaches the terminal.
+    err_console.print(Text.assemble(("error: ", "bold red"), plain(exc.message)), soft_wrap=True)
 
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 ok; 1 unexpected error (a bug, with traceback); 2 usage; 3 bad input "
     "(file, line, record named); 4 a service failed (LLM endpoint, Label Studio, GitHub, Hub); "
-    "5 validation refused the data; 6 stopped before the end (budget), rerun to resume."
+    "5 validation refused the data; 6 stopped before the end (budget), rerun to resume; "
+    "7 no space left on the disk (nothing half-written kept); 8 another process is writing "
+    "the same output (its pid is named)."
 )
 
 app = typer.Typer(
@@ -95,6 +107,10 @@ _register()
 
 def main() -> None:
     """Console-script entry point."""
+    # The last line of defence: whatever reaches stderr, a bug's traceback included, is
+    # redacted (mtcabench.redact); messages of ours were redacted when they were made.
+    if not isinstance(sys.stderr, RedactedStream):
+        sys.stderr = RedactedStream(sys.stderr)
     try:
         app()
     except MtcaError as exc:  # raised outside a command (e.g. in a callback)

@@ -16,7 +16,7 @@ from rich.tree import Tree
 
 from mtcabench.errors import InputError
 from mtcabench.explainer._explain import Explanation
-from mtcabench.io import atomic_write
+from mtcabench.io import all_or_nothing, atomic_write
 from mtcabench.model import (
     BenchmarkSpan,
     DecisionSource,
@@ -29,6 +29,7 @@ from mtcabench.model import (
     TargetSpan,
     Verdict,
 )
+from mtcabench.terminal import plain
 
 #: Name of the graphs file written into ``--out``.
 JSON_NAME = "explain.json"
@@ -37,7 +38,7 @@ _ROLE_STYLE = {Role.SYSTEM: "magenta", Role.USER: "blue", Role.ASSISTANT: "bold"
 
 def excerpt(text: str, limit: int = 60) -> str:
     """One line of at most ``limit`` characters."""
-    flat = re.sub(r"\s+", " ", text).strip()
+    flat = re.sub(r"\s+", " ", plain(text)).strip()  # a transcript's text: no control codes
     return flat if len(flat) <= limit else flat[: limit - 1] + "\u2026"
 
 
@@ -54,7 +55,7 @@ def render_tree(explanation: Explanation, k: int, method: str) -> Tree:
     target = explanation.targets[k]
     graph = explanation.graphs[method][k]
     root = Tree(Text.assemble((f"turn {target.turn} assistant", "bold"), "  ",
-                              (method, "dim"), "  \u201c", excerpt(target.text, 48), "\u201d"))
+                              (plain(method), "dim"), "  \u201c", excerpt(target.text, 48), "\u201d"))
     out: dict[int, list[Edge]] = {}
     for e in graph.edges:
         out.setdefault(e.child, []).append(e)
@@ -126,11 +127,12 @@ def write_explanation(explanation: Explanation, out: str | Path) -> list[Path]:
         raise InputError(f"{out}: exists and is not a folder; choose another --out")
     out.mkdir(parents=True, exist_ok=True)
     paths = output_paths(explanation.targets, explanation.graphs, out)
-    with atomic_write(paths[0]) as fh:
-        fh.write(json.dumps(explanation.to_json(), indent=1, ensure_ascii=False) + "\n")
-    pages = iter(paths[1:])
-    for k in range(len(explanation.targets)):
-        for m in explanation.graphs:
-            with atomic_write(next(pages)) as fh:
-                fh.write(render_html(span_view(explanation, k, m)))
+    with all_or_nothing():  # explain.json and its pages appear together, or none of them
+        with atomic_write(paths[0]) as fh:
+            fh.write(json.dumps(explanation.to_json(), indent=1, ensure_ascii=False) + "\n")
+        pages = iter(paths[1:])
+        for k in range(len(explanation.targets)):
+            for m in explanation.graphs:
+                with atomic_write(next(pages)) as fh:
+                    fh.write(render_html(span_view(explanation, k, m)))
     return paths

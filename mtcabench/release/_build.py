@@ -2,8 +2,10 @@
 
 The whole input is read and validated before anything is written; any failure refuses the
 release with every failure listed. The folder is then written into a hidden temporary folder
-beside its final place and renamed into place only when complete, so a crash or a refusal
-never leaves a partial release behind.
+beside its final place and renamed into place only when complete, so a crash, SIGTERM, a full disk or a refusal
+never leaves a partial release behind. A build holds a claim on its version
+(:func:`mtcabench.files.claim_output`): a second build of the same version at the same time is
+refused (exit 8), naming the first.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from mtcabench.benchmark.tables import (CONVERSATION_FEATURES, SPAN_FEATURES, co
                                         span_from_row, span_row)
 from mtcabench.errors import InputError, ValidationFailed
 from mtcabench.graph import Violation
-from mtcabench.io import check_outputs_are_not_inputs
+from mtcabench.io import check_outputs_are_not_inputs, claim_output, stop_signals_unwind
 from mtcabench.model import BenchmarkSpan, Candidate, Conversation
 from mtcabench.progress import tracked
 from mtcabench.release import _changelog
@@ -87,6 +89,25 @@ def build_release(
     target = out / version
     check_outputs_are_not_inputs([reviewed, conversations, candidates, *scores],
                                  folders=[target])
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{out}: is a file, not a folder; choose another --out")
+    created_out = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        # One build of a version at a time (a second is refused, naming the first); SIGTERM
+        # and SIGHUP unwind like Ctrl-C, so that the half-built folder is removed.
+        with claim_output(target), stop_signals_unwind():
+            return _build(version, Path(reviewed), Path(conversations), out, target,
+                          candidates, force, scores)
+    finally:
+        if created_out:  # refused (or stopped) before the release was in place
+            with contextlib.suppress(OSError):
+                out.rmdir()
+
+
+def _build(version: str, reviewed: Path, conversations: Path, out: Path, target: Path,
+           candidates: str | Path | None, force: bool, scores: Sequence[str | Path],
+           ) -> BuiltRelease:
     failures: list[Violation] = []
     if target.exists() and not force:
         failures.append(Violation(str(target), "version-exists",
@@ -121,8 +142,6 @@ def build_release(
     spans.sort(key=_span_order)
     used = sorted({s.conversation_id for s in spans})
     released_convs = [convs[cid] for cid in used]
-    created_out = not out.exists()
-    out.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{version}.building-", dir=out))
     try:
         os.chmod(tmp, 0o755)  # mkdtemp makes it private; a release folder is for sharing
@@ -132,9 +151,6 @@ def build_release(
         _move_into_place(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
-        if created_out:
-            with contextlib.suppress(OSError):
-                out.rmdir()
         raise
     return BuiltRelease(target, manifest, spans, released_convs)
 

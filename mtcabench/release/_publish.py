@@ -4,7 +4,8 @@ One commit carries the whole folder (``create_commit`` with one operation per fi
 delete for every file of the previous release that this one no longer has, so that ``main``
 is exactly this release); the tag (the version) then points at that commit. The folder is
 checked against its checksum file first, and a version that is already tagged on the Hub is
-refused. The token comes from ``HF_TOKEN`` and is never printed or stored.
+refused. The token comes from ``HF_TOKEN`` and is never printed or stored: every error
+message is redacted (:mod:`mtcabench.redact`), whatever the Hub echoes.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from mtcabench.benchmark import (
 )
 from mtcabench.benchmark.hub import first_line, parse_hub_id, transport_errors
 from mtcabench.errors import InputError, ServiceError
+from mtcabench.redact import register_secret
 
 #: Files of the Hub repository that are not part of a release and must not be deleted.
 _KEEP_REMOTE = {".gitattributes"}
@@ -97,6 +99,7 @@ def hf_token() -> str:
     if not token:
         raise InputError("HF_TOKEN is not set: create a write token at "
                          "https://huggingface.co/settings/tokens and export HF_TOKEN=...")
+    register_secret(token)  # a Hub echoing it (X-Error-Message, a body) is redacted
     return token
 
 

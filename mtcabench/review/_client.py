@@ -2,7 +2,8 @@
 
 The URL and API key come from flags or ``LABEL_STUDIO_URL`` / ``LABEL_STUDIO_API_KEY``.
 The key is held as a :class:`pydantic.SecretStr`, unwrapped only to build the client, and
-never appears in a message, a log or a file.
+registered with :mod:`mtcabench.redact`: a server echoing it (in a JSON body, an error page's
+title) cannot get it into a message, a log or a file.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from label_studio_sdk.core.api_error import ApiError
 from pydantic import SecretStr
 
 from mtcabench.errors import InputError, ServiceError
+from mtcabench.redact import clip, register_secret
 
 URL_ENV = "LABEL_STUDIO_URL"
 KEY_ENV = "LABEL_STUDIO_API_KEY"
@@ -43,6 +45,7 @@ class Connection:
         if url and not url.startswith(("http://", "https://")):
             raise InputError(f"Label Studio URL {url!r} must start with http:// or https:// "
                              f"(--url or {URL_ENV})")
+        register_secret(key)  # a key given by flag is redacted like the environment's
         if url and key:
             return cls(url=url.rstrip("/"), api_key=SecretStr(key))
         return None
@@ -177,10 +180,10 @@ def _looks_like_html(body: str, headers: dict[str, str] | None) -> bool:
 
 def _html_title(body: str) -> str:
     m = re.search(r"<title[^>]*>(.*?)</title>", body, re.IGNORECASE | re.DOTALL)
-    return " ".join(html.unescape(m.group(1)).split())[:80] if m else ""
+    return clip(" ".join(html.unescape(m.group(1)).split()), 80) if m else ""
 
 
 def summarize_body(body: Any, limit: int = 200) -> str:
-    """An error body as one short line: whitespace collapsed, cut at ``limit`` characters."""
-    text = " ".join((body if isinstance(body, str) else repr(body)).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    """An error body as one short line: whitespace collapsed, redacted, then cut at ``limit``
+    characters (redacted first, so that a cut never leaves part of a key)."""
+    return clip(" ".join((body if isinstance(body, str) else repr(body)).split()), limit)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -11,7 +12,14 @@ from rich.console import Console
 
 from mtcabench.benchmark import Benchmark
 from mtcabench.errors import InputError
-from mtcabench.io import atomic_write, check_outputs_are_not_inputs
+from mtcabench.io import (
+    NAME_MAX,
+    all_or_nothing,
+    atomic_write,
+    check_outputs_are_not_inputs,
+    derived_name,
+    fit_name,
+)
 from mtcabench.progress import err_console
 from mtcabench.scoring.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 from mtcabench.scoring.metrics import AVERAGES
@@ -33,6 +41,7 @@ from mtcabench.scoring.tables import (
     report_table,
     warnings_line,
 )
+from mtcabench.terminal import shown
 
 
 @dataclass
@@ -83,7 +92,7 @@ def run_scoring(
     compare_stem = None
     if compare is not None:
         na, nb = (names[paths.index(_find(paths, p))] for p in compare)
-        compare_stem = out / f"compare-{na}-vs-{nb}"
+        compare_stem = out / derived_name(f"compare-{na}-vs-{nb}", room=len(".json"))
     planned = [out / f"{n}{suffix}" for n in names
                for suffix in (".score.json", ".score.md", ".spans.jsonl")]
     if compare_stem is not None:
@@ -115,23 +124,19 @@ def run_scoring(
         reports = [r.model_copy(update={"floors": floor_list}) for r in reports]
 
     # Only now that everything was read and scored: a refused run leaves no folder behind.
+    made = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
     run = ScoreRun(reports, comparison, out)
-    for report, name, p in zip(reports, names, paths):
-        run.files.append(_write(out / f"{name}.score.json", report.model_dump_json(indent=2)))
-        run.files.append(_write(out / f"{name}.score.md", report_markdown(report)))
-        run.files.append(_write_span_scores(out / f"{name}.spans.jsonl", scored[p.resolve()],
-                                            bench))
-    if comparison is not None and compare_stem is not None:
-        run.files.append(_write(compare_stem.with_suffix(".json"),
-                                comparison.model_dump_json(indent=2)))
-        run.files.append(_write(compare_stem.with_suffix(".md"), comparison_markdown(comparison)))
-    if plot:
-        # Imported here: matplotlib takes about a second to import, which `show` (and a
-        # run with --no-plot) need not pay.
-        from mtcabench.scoring.plots import plot_by_dependency_type
-
-        run.files += plot_by_dependency_type(reports, out / "by-dependency-type")
+    try:
+        # The files of a run appear together or not at all (a full disk, Ctrl-C, SIGTERM).
+        with all_or_nothing():
+            _write_files(run, reports, names, paths, scored, bench, comparison, compare_stem,
+                         plot)
+    except BaseException:
+        if made:
+            with contextlib.suppress(OSError):
+                out.rmdir()
+        raise
 
     averages = list(AVERAGES) if average == "both" else [average]
     if comparison is not None:
@@ -139,14 +144,14 @@ def run_scoring(
             console.print(comparison_table(comparison, avg, HEADLINE))
         for label, rep in (("A", comparison.a), ("B", comparison.b)):
             if rep.warnings:
-                console.print(f"[yellow]{label} {warnings_line(rep.warnings)}")
+                console.print(f"[yellow]{label} {shown(warnings_line(rep.warnings))}")
     else:
         for report in reports:
             for avg in averages:
                 console.print(report_table(report, avg))
             if report.warnings:
-                console.print(f"[yellow]{warnings_line(report.warnings)}")
-    err_console.print(f"score: wrote {len(run.files)} files to {out}")
+                console.print(f"[yellow]{shown(warnings_line(report.warnings))}")
+    err_console.print(f"score: wrote {len(run.files)} files to {shown(out)}")
     return run
 
 
@@ -189,15 +194,38 @@ def _find(paths: list[Path], p: str | Path) -> Path:
 
 
 def _file_names(names: list[str]) -> list[str]:
-    """Output names from file stems, numbered when two submissions share a stem."""
+    """Output names from file stems, numbered when two submissions share a stem, each short
+    enough for its longest suffix (``.spans.jsonl``) by the one name policy."""
     out, used = [], set()
     for name in names:
+        name = fit_name(name, NAME_MAX - len(".spans.jsonl") - len("-99"))
         candidate, k = name, 2
         while candidate in used:
             candidate, k = f"{name}-{k}", k + 1
         used.add(candidate)
         out.append(candidate)
     return out
+
+
+def _write_files(run: ScoreRun, reports: list[ScoreReport], names: list[str], paths: list[Path],
+                 scored: dict[Path, ScoredSubmission], bench: Benchmark, comparison,
+                 compare_stem: Path | None, plot: bool) -> None:
+    out = run.out
+    for report, name, p in zip(reports, names, paths):
+        run.files.append(_write(out / f"{name}.score.json", report.model_dump_json(indent=2)))
+        run.files.append(_write(out / f"{name}.score.md", report_markdown(report)))
+        run.files.append(_write_span_scores(out / f"{name}.spans.jsonl", scored[p.resolve()],
+                                            bench))
+    if comparison is not None and compare_stem is not None:
+        run.files.append(_write(compare_stem.with_suffix(".json"),
+                                comparison.model_dump_json(indent=2)))
+        run.files.append(_write(compare_stem.with_suffix(".md"), comparison_markdown(comparison)))
+    if plot:
+        # Imported here: matplotlib takes about a second to import, which `show` (and a
+        # run with --no-plot) need not pay.
+        from mtcabench.scoring.plots import plot_by_dependency_type
+
+        run.files += plot_by_dependency_type(reports, out / "by-dependency-type")
 
 
 def _write(path: Path, text: str) -> Path:

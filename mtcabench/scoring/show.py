@@ -17,7 +17,12 @@ from pathlib import Path
 
 from mtcabench.errors import InputError
 from mtcabench.benchmark import Benchmark
-from mtcabench.io import atomic_write, check_outputs_are_not_inputs
+from mtcabench.io import (
+    all_or_nothing,
+    atomic_write,
+    check_outputs_are_not_inputs,
+    derived_name,
+)
 from mtcabench.model import BenchmarkSpan, Conversation, PredictedEdge, Role, parse_span_id
 from mtcabench.scoring.metrics import METRICS, score_span
 from mtcabench.scoring.scorer import as_benchmark
@@ -329,8 +334,9 @@ def _hint(span_id: str, index: dict[str, BenchmarkSpan]) -> str:
 
 
 def safe_name(span_id: str) -> str:
-    """A file name for a span id (ids hold '/', '#' and ':')."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", span_id).strip("_") or "span"
+    """A file name for a span id (ids hold '/', '#' and ':'), by the one name policy
+    (:func:`mtcabench.files.derived_name`): never hidden, short enough for ``-N.html``."""
+    return derived_name(span_id, default="span", room=len("-99.html"))
 
 
 def picture_names(span_ids: list[str]) -> list[str]:
@@ -361,9 +367,10 @@ def write_views(views: list[SpanView], out: str | Path, fmt: str = "html") -> li
         raise InputError(f"{out}: exists and is not a folder; choose another --out")
     out.mkdir(parents=True, exist_ok=True)
     paths = picture_paths([v.span.id for v in views], out, fmt)
-    for view, path in zip(views, paths):
-        with atomic_write(path) as fh:
-            fh.write(render_html(view) if fmt == "html" else render_svg(view))
+    with all_or_nothing():  # the pictures asked for appear together, or none of them
+        for view, path in zip(views, paths):
+            with atomic_write(path) as fh:
+                fh.write(render_html(view) if fmt == "html" else render_svg(view))
     return paths
 
 

@@ -43,17 +43,19 @@ from mtcabench.annotate.llm.providers import Endpoint
 from mtcabench.annotate.llm.redact import Redactor
 from mtcabench.annotate.llm.wire import Answer
 from mtcabench.errors import ServiceError
+from mtcabench.redact import clip
 
 T = TypeVar("T")
 
 
 def _server_message(response: httpx.Response) -> str:
+    # Redacted before any cut: a cut through an echoed key would leave part of it behind.
     try:
         err = response.json().get("error")
         msg = err.get("message") if isinstance(err, dict) else err
     except Exception:  # noqa: BLE001 - any unreadable body: show its start
-        msg = response.text[:200]
-    return str(msg or response.reason_phrase)[:300]
+        return clip(" ".join(response.text.split()), 200) or response.reason_phrase
+    return clip(str(msg or response.reason_phrase), 300)
 
 
 def environment_proxy(url: str) -> str | None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import urllib.parse
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from typing import Any, ClassVar
 from pydantic import SecretStr
 
 from mtcabench.errors import InputError
+from mtcabench.redact import redact
 
 #: The structured-output flavours a server may take: OpenAI's ``json_schema`` or llama.cpp's
 #: ``json_object`` with the schema inside (grammar-constrained decoding).
@@ -97,12 +99,18 @@ class Endpoint:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "base_url", self.base_url.rstrip("/"))
-        if not self.identity:
-            object.__setattr__(self, "identity", self.base_url)
+        if not self.identity:  # shown and stored: never with a password the URL holds
+            object.__setattr__(self, "identity", redact(self.base_url, self.secrets()))
 
     def secrets(self) -> list[str]:
-        """What must never be stored or shown (the key, for redaction)."""
-        return [self.api_key.get_secret_value()] if self.api_key else []
+        """What must never be stored or shown (the key, and a password written into the
+        base URL as ``user:password@``), for redaction."""
+        out = [self.api_key.get_secret_value()] if self.api_key else []
+        with contextlib.suppress(ValueError):
+            password = urllib.parse.urlsplit(self.base_url).password
+            if password:
+                out += [password, urllib.parse.unquote(password)]
+        return out
 
 
 @dataclass(frozen=True)

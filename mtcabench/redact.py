@@ -1,0 +1,235 @@
+"""Keeping secrets out of everything that leaves the process: one redaction for every message.
+
+A server controls what it answers, and a hostile or buggy one may echo the request's
+``Authorization`` header (or the key anywhere) back in its answer, its error messages, an HTML
+error page or a response header, plainly or encoded (``\\uXXXX`` escapes, URL-encoded, HTML
+entities, JSON-escaped ``\\/``). Every secret the process holds is known here: the values the
+service clients register when they are built (an LLM endpoint's key, whatever ``--api-key``
+gave, the Label Studio key, the Hub token) and the values of the environment variables in
+:data:`SECRET_ENV`. :func:`redact` replaces each of them in any of those spellings, and the
+value of any ``Authorization``-like header and any password written into a URL, with
+:data:`REDACTED`.
+
+Where it applies: every :class:`~mtcabench.errors.MtcaError` message (so every one-line error
+of the CLI), everything the writers of :mod:`mtcabench.io` write as text (records, summaries,
+reports, pages), and the LLM answers before they are cached or parsed. A text is
+redacted *before* it is cut to a length (:func:`clip`), so that a cut cannot leave part of a
+key behind.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+#: What a secret is replaced with.
+REDACTED = "[redacted]"
+
+#: Environment variables whose values are secrets wherever they appear.
+SECRET_ENV = (
+    "OPENAI_API_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "LABEL_STUDIO_API_KEY",
+    "HF_TOKEN",
+    "HUGGING_FACE_HUB_TOKEN",
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+)
+
+#: A shorter value is not treated as a secret (it would redact ordinary words).
+MIN_SECRET_LENGTH = 6
+
+_registered: set[str] = set()
+_lock = threading.Lock()
+
+# The value of an Authorization-like header, in a header dump, a JSON body or a repr:
+# ``Authorization: Bearer X``, ``"authorization": "Token X"``, ``api-key: X``.
+_HEADER = re.compile(
+    r"(?i)(\b(?:proxy-)?authori[sz]ation|\bx-api-key|\bapi[-_]key)"
+    r"(\\?[\"']?\s*[:=]\s*\\?[\"']?\s*)"
+    r"((?:bearer|token|basic)\s+)?"
+    r"([^\s\"'\\,;}&<]{4,})")
+# A password written into a URL (``https://user:password@host``).
+_USERINFO = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^/\s:@]*:)([^@\s/]+)(@)")
+# A bearer token outside a header name (``you sent Bearer X``).
+_BEARER = re.compile(r"(?i)(\b(?:bearer|token)\s+)([A-Za-z0-9._~+/=-]{12,})")
+
+
+def register_secret(*values: str | None) -> None:
+    """Add values (a key given by flag or read from a file) to the secrets this process holds."""
+    with _lock:
+        for v in values:
+            if v and len(v) >= MIN_SECRET_LENGTH:
+                _registered.add(v)
+
+
+def held_secrets() -> list[str]:
+    """Every secret the process holds: registered, and the values of :data:`SECRET_ENV`."""
+    env = (os.environ.get(name, "").strip() for name in SECRET_ENV)
+    with _lock:
+        values = set(_registered)
+    values.update(v for v in env if len(v) >= MIN_SECRET_LENGTH)
+    return sorted(values, key=len, reverse=True)
+
+
+def _char(c: str) -> str:
+    """A regex for one character of a secret in any of the spellings a text may hold it in."""
+    o = ord(c)
+    alts = [re.escape(c)]
+    if o < 0x10000:
+        alts.append(rf"\\u(?i:{o:04x})")  # JSON / Python escape
+    if o < 0x100:
+        alts.append(rf"%(?i:{o:02x})")  # URL-encoded
+        alts.append(rf"\\x(?i:{o:02x})")  # Python repr of bytes
+        alts.append(rf"&#0*{o};")  # HTML entities
+        alts.append(rf"&#[xX]0*(?i:{o:x});")
+    if c == "/":
+        alts.append(r"\\/")
+    return "(?:" + "|".join(alts) + ")"
+
+
+class _Plan:
+    """The redaction of one set of secrets, prepared once: the plain spellings, the strings
+    one of which any other spelling contains (a text holding none needs no regex search),
+    and the regex of every spelling."""
+
+    def __init__(self, secrets: tuple[str, ...]):
+        self.secrets = secrets
+        self.anchors = tuple({a for s in secrets for a in _anchors(s)})
+        parts = ["".join(_char(c) for c in s) for s in secrets]
+        self.pattern = re.compile("|".join(parts)) if parts else None
+
+    def plain(self, text: str) -> str:
+        for s in self.secrets:
+            if s in text:
+                text = text.replace(s, REDACTED)
+        return text
+
+    def __call__(self, text: str) -> str:
+        text = self.plain(text)
+        if self.pattern is not None and any(a in text for a in self.anchors):
+            text = self.pattern.sub(REDACTED, text)
+        return text
+
+
+_plans: dict[tuple[str, ...], _Plan] = {}
+
+
+def _plan(secrets: Iterable[str]) -> _Plan:
+    key = tuple(secrets)
+    plan = _plans.get(key)
+    if plan is None:
+        plan = _plans[key] = _Plan(key)
+    return plan
+
+
+def _anchors(secret: str) -> list[str]:
+    """Its first character in each encoding (hex digits in either case), its plain start,
+    and its first character followed by an escape (a mixed spelling)."""
+    o = ord(secret[0])
+    out = [secret[:4], "&#"]
+    out += [secret[0] + mark for mark in ("\\u", "%", "\\x", "&#")]
+    for hexed in (f"{o:04x}", f"{o:04X}"):
+        out.append("\\u" + hexed)
+        if o < 0x100:
+            out += ["%" + hexed[2:], "\\x" + hexed[2:]]
+    return out
+
+
+def _headers(text: str) -> str:
+    text = _HEADER.sub(lambda m: m.group(1) + m.group(2) + (m.group(3) or "") + REDACTED
+                       if m.group(4) != REDACTED else m.group(0), text)
+    text = _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
+    return _USERINFO.sub(lambda m: m.group(1) + REDACTED + m.group(3), text)
+
+
+def redact(text: str, extra: Iterable[str | None] = (), *, headers: bool = True) -> str:
+    """``text`` with every secret held (and ``extra``) replaced, in any spelling.
+
+    ``headers``: also replace the value of any ``Authorization``-like header, any bearer
+    token and any password in a URL, known or not (for messages; record data keeps such text
+    as the user wrote it).
+    """
+    secrets = held_secrets()
+    if extra:
+        more = {e for e in extra if e and len(e) >= MIN_SECRET_LENGTH}
+        secrets = sorted(set(secrets) | more, key=len, reverse=True)
+    if secrets:
+        text = _plan(secrets)(text)
+    return _headers(text) if headers else text
+
+
+def scrubber() -> Callable[[str], str]:
+    """The redaction of the secrets held now, prepared once, for a writer of many lines.
+
+    Writers see decoded text (an answer's escapes were decoded, and redacted, when it came
+    in; JSON is written with ``ensure_ascii=False``), so the plain spelling is the one to
+    replace there, at the speed of a substring search; no header patterns either (record
+    data keeps such text as the user wrote it).
+    """
+    secrets = held_secrets()
+    return _plan(secrets).plain if secrets else _unchanged
+
+
+def _unchanged(text: str) -> str:
+    return text
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` redacted, then cut to ``limit`` characters: a cut never leaves part of a key."""
+    text = redact(text)
+    return text if len(text) <= limit else text[: max(0, limit - 3)] + "..."
+
+
+class Redactor:
+    """The redaction of a client: the secrets it holds (registered process-wide) and every
+    other secret the process holds, in strings and dicts/lists of them, deeply."""
+
+    def __init__(self, secrets: Iterable[str | None] = (), *, headers: bool = False):
+        self.own = [s for s in secrets if s]
+        register_secret(*self.own)
+        self.headers = headers
+
+    @property
+    def secrets(self) -> list[str]:
+        return held_secrets()
+
+    def __bool__(self) -> bool:
+        return bool(held_secrets())
+
+    def text(self, value: str) -> str:
+        return redact(value, headers=self.headers)
+
+    def redact(self, value: T) -> T:
+        """``value`` with every secret replaced: strings, and dicts/lists of them, deeply."""
+        if isinstance(value, str):
+            return self.text(value)  # type: ignore[return-value]
+        if isinstance(value, dict):
+            return {self.redact(k): self.redact(v) for k, v in value.items()}  # type: ignore[return-value]
+        if isinstance(value, list):
+            return [self.redact(v) for v in value]  # type: ignore[return-value]
+        return value
+
+
+class RedactedStream:
+    """A text stream whose every write is redacted, headers included: the CLI puts one over
+    ``sys.stderr``, so that even a bug's traceback shows no secret the process holds."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(redact(text))
+        return len(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
