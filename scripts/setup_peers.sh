@@ -5,7 +5,7 @@
 # checkout installed editable. It is kept apart from .venv (the peers are not part of the default
 # set-up or the README's two commands); tests/peers/ and benchmarks/peers.py run in it:
 #
-#   scripts/setup_peers.sh                          (seconds when warm; about 15 s cold)
+#   scripts/setup_peers.sh                          (3 s when warm; about 25 s cold)
 #   $(scripts/setup_peers.sh --python) -m pytest tests/peers
 #
 # Rebuilt when the lock or the torch pin changes. Needs uv from scripts/setup.sh. TracLLM-Kit is
