@@ -51,6 +51,7 @@ def explain(
     alpha: float = ev.alpha(),
     max_tokens: int | None = ev.max_tokens("a span past it is refused."),
     at2_weights: Path | None = ev.at2_weights(),
+    verify_edges: bool = ev.verify_edges(),
     device: str = ev.device(),
     dtype: str = ev.dtype(),
 ) -> None:
@@ -67,7 +68,7 @@ def explain(
 
     settings = TraceSettings(
         search=ev.search_settings(top_k, threshold, d_max, alpha), max_tokens=max_tokens,
-        at2_weights=ev.weights_path(at2_weights))
+        at2_weights=ev.weights_path(at2_weights), verify_edges=verify_edges)
     conv = read_transcript(file, conversation, format)
     targets = resolve_targets(conv, turn=turn, span=span, start=start, end=end, values=values)
     if out is not None:
