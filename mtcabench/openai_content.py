@@ -65,6 +65,8 @@ def message_text(content: Any) -> str:
         kind = part.get("type")
         if kind is None:
             raise ContentError(f"content part {i}: a content part without a type")
+        if not isinstance(kind, str):
+            raise ContentError(f"content part {i}: its type is a {type(kind).__name__}, not text")
         if kind in TEXT_PARTS:
             text = part.get(TEXT_PARTS[kind])
             if not isinstance(text, str):

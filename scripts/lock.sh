@@ -2,6 +2,7 @@
 # Re-resolve the locked requirement files from the pins in pyproject.toml, with uv.
 #   scripts/locks/project.txt       every dependency of .venv (all extras), torch excepted
 #   scripts/locks/label-studio.txt  the Label Studio virtual environment
+#   scripts/locks/peers.txt         the peers' virtual environment (scripts/setup_peers.sh)
 # scripts/setup.sh installs exactly these versions, so a fresh machine gets the set the tests
 # passed with. Run this after changing a pin or a dependency, then scripts/setup.sh and the
 # test suite, and commit the lock files with the change.
@@ -26,6 +27,11 @@ header="--custom-compile-command scripts/lock.sh"
 "$UV" pip compile pyproject.toml --extra all --python-version 3.11 --python-platform x86_64-manylinux_2_28 \
   "${find_links[@]}" --override "$overrides" --no-emit-package torch $header -q \
   -o scripts/locks/project.txt
+# The peers' venv (scripts/setup_peers.sh): the eval and test extras and the peers, every
+# package the project also locks at the project's version (-c).
+"$UV" pip compile pyproject.toml --extra eval --extra test --extra peers --python-version 3.11 \
+  --python-platform x86_64-manylinux_2_28 "${find_links[@]}" --override "$overrides" \
+  -c scripts/locks/project.txt --no-emit-package torch $header -q -o scripts/locks/peers.txt
 echo "label-studio==$LS" | "$UV" pip compile - --python-version 3.11 --python-platform x86_64-manylinux_2_28 $header -q \
   -o scripts/locks/label-studio.txt
-echo "locked: scripts/locks/project.txt ($(grep -c '==' scripts/locks/project.txt) packages), scripts/locks/label-studio.txt ($(grep -c '==' scripts/locks/label-studio.txt) packages)"
+echo "locked: scripts/locks/project.txt ($(grep -c '==' scripts/locks/project.txt) packages), scripts/locks/peers.txt ($(grep -c '==' scripts/locks/peers.txt) packages), scripts/locks/label-studio.txt ($(grep -c '==' scripts/locks/label-studio.txt) packages)"

@@ -39,6 +39,8 @@ def pinned(name: str) -> str:
 
 
 LOCK = PYPROJECT.parent / "scripts" / "locks" / "project.txt"
+#: Extras locked in a file of their own (their own virtual environment), not in project.txt.
+OWN_LOCKS = {"peers": PYPROJECT.parent / "scripts" / "locks" / "peers.txt"}
 # Installed by setup.sh outside the lock (its pinned CPU wheel), see scripts/lock.sh.
 NOT_LOCKED = {"torch"}
 
@@ -48,13 +50,25 @@ def _normal(name: str) -> str:
 
 
 def lock_problems() -> list[str]:
-    """What the lock lacks or pins differently from pyproject.toml (empty: in step)."""
+    """What the locks lack or pin differently from pyproject.toml (empty: in step)."""
     project = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"]
     declared = [("dependencies", r) for r in project.get("dependencies", [])]
-    for extra, reqs in project.get("optional-dependencies", {}).items():
-        declared += [(f"[{extra}]", r) for r in reqs]
+    extras = project.get("optional-dependencies", {})
+    for extra, reqs in extras.items():
+        if extra not in OWN_LOCKS:
+            declared += [(f"[{extra}]", r) for r in reqs]
+    problems = _problems(declared, LOCK)
+    for extra, lock in OWN_LOCKS.items():
+        if extra in extras:
+            problems += _problems([(f"[{extra}]", r) for r in extras[extra]], lock)
+    return problems
+
+
+def _problems(declared: list[tuple[str, str]], lock: Path) -> list[str]:
+    if not lock.is_file():
+        return [f"{lock.name} is missing"]
     locked = {}
-    for line in LOCK.read_text(encoding="utf-8").splitlines():
+    for line in lock.read_text(encoding="utf-8").splitlines():
         match = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==(\S+)", line)
         if match:
             locked[_normal(match.group(1))] = match.group(3)
@@ -67,7 +81,7 @@ def lock_problems() -> list[str]:
         if name in NOT_LOCKED or name == "mtcabench":
             continue
         if name not in locked:
-            problems.append(f"{match.group(1)} (declared in {where}) is not in {LOCK.name}")
+            problems.append(f"{match.group(1)} (declared in {where}) is not in {lock.name}")
         elif match.group(4) and locked[name] != match.group(4):
             problems.append(f"{match.group(1)} is pinned to {match.group(4)} in {where} "
                             f"but locked at {locked[name]}")

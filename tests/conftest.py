@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -11,6 +12,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# tests/peers/ runs the attribution methods' own packages, which live in the peers' virtual
+# environment (scripts/setup_peers.sh; .ci/run runs the folder there). Elsewhere it is not
+# collected at all: the default run neither fails nor skips for their absence.
+collect_ignore = [] if all(importlib.util.find_spec(m) for m in ("at2", "context_cite")) else [
+    "peers"]
 SAMPLE = ROOT / "raw" / "sample" / "sample-airline.json"
 
 

@@ -92,6 +92,12 @@ def at2_weights() -> Any:
                         "shipped file for the default model).")
 
 
+def verify_edges() -> Any:
+    return typer.Option(_TRACE.verify_edges, "--verify-edges", help="Keep a content edge only "
+                        "when leaving its parent turn out lowers the child's log-probability "
+                        "(one more forward pass per distinct parent turn).")
+
+
 def device() -> Any:
     return typer.Option(DEFAULT_DEVICE, "--device", help="auto, cpu, cuda, cuda:1, ...")
 

@@ -1,7 +1,8 @@
 """`mtcabench explain FILE`: where the values and claims of an agent's answer came from.
 
-Reads a transcript as agents log it (OpenAI chat messages, a TauBench run, our conversation
-records), attributes the chosen spans with Tokengeist (and flat, or any method, for
+Reads a transcript as agents log it (any format of :mod:`mtcabench.transcripts`: OpenAI chat
+or Responses, Anthropic Messages, OpenTelemetry GenAI spans, Inspect AI logs, a TauBench run,
+our conversation records), attributes the chosen spans with Tokengeist (and flat, or any method, for
 comparison) on a causal LM, prints each provenance graph as a tree and, with ``--out``,
 writes ``explain.json`` and one HTML page per span and method. torch is imported only when
 the command runs.
@@ -19,12 +20,14 @@ from mtcabench.cli import options
 from mtcabench.evaluate import TraceSettings
 from mtcabench.progress import err_console
 from mtcabench.terminal import shown
+from mtcabench.transcripts import FORMATS, formats_help
 
 
 def explain(
-    file: Path = typer.Argument(..., help="Transcript: OpenAI chat messages (a JSON list, "
-                                "{\"messages\": [...]}, or one message per line), a TauBench "
-                                "run or trajectory file, or conversation records (JSONL)."),
+    file: Path = typer.Argument(..., help=f"Agent log, its format recognised from its shape: "
+                                f"{formats_help()}."),
+    format: str | None = typer.Option(None, "--format", help=f"Read FILE as this format "
+                                      f"({', '.join(FORMATS)}) [default: from its shape]."),
     conversation: str | None = typer.Option(None, "--conversation", help="Which conversation "
                                             "of a file holding several: its id, the end of its "
                                             "id (task-3/trial-0), or its position from 0."),
@@ -48,6 +51,7 @@ def explain(
     alpha: float = ev.alpha(),
     max_tokens: int | None = ev.max_tokens("a span past it is refused."),
     at2_weights: Path | None = ev.at2_weights(),
+    verify_edges: bool = ev.verify_edges(),
     device: str = ev.device(),
     dtype: str = ev.dtype(),
 ) -> None:
@@ -64,8 +68,8 @@ def explain(
 
     settings = TraceSettings(
         search=ev.search_settings(top_k, threshold, d_max, alpha), max_tokens=max_tokens,
-        at2_weights=ev.weights_path(at2_weights))
-    conv = read_transcript(file, conversation)
+        at2_weights=ev.weights_path(at2_weights), verify_edges=verify_edges)
+    conv = read_transcript(file, conversation, format)
     targets = resolve_targets(conv, turn=turn, span=span, start=start, end=end, values=values)
     if out is not None:
         check_outputs_are_not_inputs([file, at2_weights], output_paths(targets, method, out))

@@ -1,4 +1,5 @@
-"""`mtcabench ingest`: raw TauBench / ConFETTI files to validated conversation records."""
+"""`mtcabench ingest`: raw TauBench / ConFETTI files and agent logs of any format
+(:mod:`mtcabench.transcripts`) to validated conversation records."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ from pathlib import Path
 import typer
 
 from mtcabench.cli import options
-from mtcabench.ingest import ingest_confetti, ingest_taubench
+from mtcabench.ingest import ingest_confetti, ingest_taubench, ingest_transcripts
 from mtcabench.progress import err_console
 from mtcabench.terminal import shown
+from mtcabench.transcripts import FORMATS, formats_help
 
 group = typer.Typer(help="Turn raw agent conversations into validated conversation records.",
                     no_args_is_help=True)
@@ -37,6 +39,22 @@ def confetti(
 ) -> None:
     """Ingest ConFETTI dialogs, each rebuilt from its turn-level prefixes."""
     n = ingest_confetti(path, out, domain=domain)
+    err_console.print(f"wrote {n} conversations to {shown(out)}")
+
+
+@group.command("transcripts", help=(
+    "Ingest agent logs of any format: every conversation of every file (several traces, "
+    "several Inspect samples), ids from the file name and the log's own ids. Formats, "
+    f"recognised from each file's shape: {formats_help()}."))
+def transcripts(
+    paths: list[Path] = typer.Argument(..., help="Agent log files."),
+    out: Path = options.out("Conversations file to write (JSONL)."),
+    format: str | None = typer.Option(None, "--format", help="Read every file as this format "
+                                      f"({', '.join(FORMATS)}) [default: from each file's shape]."),
+    source: str | None = typer.Option(None, help="The records' source [default: transcript]."),
+    domain: str | None = typer.Option(None, help="The records' domain [default: transcript]."),
+) -> None:
+    n = ingest_transcripts(paths, out, format=format, source=source, domain=domain)
     err_console.print(f"wrote {n} conversations to {shown(out)}")
 
 

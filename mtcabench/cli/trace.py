@@ -54,7 +54,7 @@ def trace(
     turn_aggregate: str = typer.Option(_TRACE.turn_aggregate,
                                        help="Sentence to turn scores: max or sum."),
     max_tokens: int | None = ev.max_tokens("spans beyond it are recorded as skipped."),
-    seed: int = typer.Option(_TRACE.seed, help="Seed of AttnTrace's context subsampling."),
+    seed: int = typer.Option(_TRACE.seed, help="Seed of the context subsampling of AttnTrace and ablation."),
     attntrace_top_tokens: int = typer.Option(_TRACE.attntrace_top_tokens,
                                              help="AttnTrace: top-K tokens averaged per sentence."),
     attntrace_subsamples: int = typer.Option(_TRACE.attntrace_subsamples,
@@ -62,6 +62,13 @@ def trace(
     attntrace_keep: float = typer.Option(_TRACE.attntrace_keep,
                                          help="AttnTrace: fraction of sentences kept per subsample."),
     at2_weights: Path | None = ev.at2_weights(),
+    ablation_passes: int = typer.Option(_TRACE.ablation_passes, help="ablation: random "
+                                        "ablations per conversation (forward passes, plus one)."),
+    ablation_keep: float = typer.Option(_TRACE.ablation_keep, help="ablation: probability that "
+                                        "a pass keeps a sentence."),
+    ablation_alpha: float = typer.Option(_TRACE.ablation_alpha, help="ablation: LASSO's L1 "
+                                         "weight (ContextCite's 0.01)."),
+    verify_edges: bool = ev.verify_edges(),
     shard: str | None = typer.Option(None, help="K/N: trace only shard K of N (numbered from "
                                      "1, by conversation); join with `trace-merge`."),
     device: str = ev.device(),
@@ -80,6 +87,8 @@ def trace(
         turn_aggregate=turn_aggregate, max_tokens=max_tokens, seed=seed,
         attntrace_top_tokens=attntrace_top_tokens, attntrace_subsamples=attntrace_subsamples,
         attntrace_keep=attntrace_keep, at2_weights=ev.weights_path(at2_weights),
+        ablation_passes=ablation_passes, ablation_keep=ablation_keep,
+        ablation_alpha=ablation_alpha, verify_edges=verify_edges,
     )
     with ev.eval_extra():
         if ray:

@@ -65,6 +65,12 @@ class TraceSettings:
     attntrace_subsamples: int = 30
     attntrace_keep: float = 0.4
     at2_weights: str | None = None
+    ablation_passes: int = 32
+    ablation_keep: float = 0.5
+    ablation_alpha: float = 0.01
+    #: Keep a content edge only when leaving its parent turn out lowers the child's
+    #: log-probability (one extra pass per distinct parent turn of a conversation).
+    verify_edges: bool = False
 
     def __post_init__(self):
         if not isinstance(self.search, SearchSettings):

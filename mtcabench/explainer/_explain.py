@@ -23,7 +23,13 @@ from mtcabench.evaluate import (
     model_limits,
 )
 from mtcabench.model import Conversation, ProvenanceGraph, TargetSpan, span_id
-from mtcabench.transcripts import conversation_from_messages, last_answer, read_transcript, target_span
+from mtcabench.transcripts import (
+    choose,
+    conversations_from_value,
+    last_answer,
+    read_transcript,
+    target_span,
+)
 
 
 @dataclass
@@ -137,18 +143,17 @@ def refuse_too_long(conversation: Conversation, targets: Sequence[TargetSpan],
 Messages = Conversation | str | Path | Sequence[Mapping[str, Any]] | Mapping[str, Any]
 
 
-def as_conversation(messages: Messages, select: str | None = None) -> Conversation:
-    """A conversation from a Conversation, a transcript file's path, OpenAI chat messages or
-    ``{"messages": [...]}``."""
+def as_conversation(messages: Messages, select: str | None = None,
+                    format: str | None = None) -> Conversation:
+    """A conversation from a Conversation, an agent log file's path, or a log given as a
+    Python value (OpenAI chat messages, ``{"messages": [...]}``, Responses items, an
+    Anthropic request...: any format of :mod:`mtcabench.transcripts`, recognised from its
+    shape unless ``format`` names it)."""
     if isinstance(messages, Conversation):
         return messages
     if isinstance(messages, (str, Path)):
-        return read_transcript(messages, select)
-    if isinstance(messages, Mapping):
-        if not isinstance(messages.get("messages"), list):
-            raise InputError("expected chat messages: a list, or {'messages': [...]}")
-        messages = messages["messages"]
-    return conversation_from_messages(messages)
+        return read_transcript(messages, select, format)
+    return choose(conversations_from_value(messages, format), select, "messages")
 
 
 def explain(
@@ -165,8 +170,8 @@ def explain(
 ) -> ProvenanceGraph:
     """The provenance graph (edge scores: turn shares) of a span of a conversation.
 
-    ``messages``: OpenAI chat messages (a list or ``{"messages": [...]}``), a Conversation, or
-    a transcript file's path. ``turn``: an assistant turn (default: the last with content);
+    ``messages``: a log in any format of :mod:`mtcabench.transcripts` (OpenAI chat messages,
+    Responses items, an Anthropic request ...), a Conversation, or a log file's path. ``turn``: an assistant turn (default: the last with content);
     ``span``: its text, ``(start, end)`` offsets into the turn's text, or None for the whole
     content. ``model`` is a name or a :class:`~mtcabench.evaluate.LoadedModel` (load it once
     with :func:`~mtcabench.evaluate.load_model` to explain many spans).

@@ -43,5 +43,5 @@ def write_conversations(path: str | Path, conversations: Iterable[Conversation])
 def _origin(conv: Conversation) -> str:
     origin = conv.metadata.get("origin") or {}
     if origin.get("file") is not None:
-        return f"{origin['file']} run {origin.get('run')}"
+        return origin["file"] + (f" run {origin['run']}" if "run" in origin else "")
     return conv.id

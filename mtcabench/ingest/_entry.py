@@ -1,7 +1,7 @@
 """The ingest commands as functions: refuse an output that is an input, read, write atomically.
 
-The CLI and tests call these; a reader alone (``read_taubench``, ``read_confetti``) writes
-nothing.
+The CLI and tests call these; a reader alone (``read_taubench``, ``read_confetti``,
+``mtcabench.transcripts.read_conversations``) writes nothing.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from mtcabench.ingest.confetti import read_confetti
 from mtcabench.ingest.taubench import read_taubench
 from mtcabench.io import check_outputs_are_not_inputs
 from mtcabench.progress import tracked
+from mtcabench.transcripts import read_conversations
 
 
 def ingest_taubench(paths: Sequence[str | Path], out: str | Path, *,
@@ -34,4 +35,18 @@ def ingest_confetti(path: str | Path, out: str | Path, *, domain: str | None = N
     check_outputs_are_not_inputs([path], [out])
     with tracked(read_confetti(path, domain=domain), "ingest confetti",
                  enabled=progress) as items:
+        return write_conversations(out, items)
+
+
+def ingest_transcripts(paths: Sequence[str | Path], out: str | Path, *,
+                       format: str | None = None, source: str | None = None,
+                       domain: str | None = None, progress: bool = True) -> int:
+    """Agent logs of any format (:data:`mtcabench.transcripts.FORMATS`) to one conversations
+    file; ``source`` / ``domain`` replace the records' (default ``transcript``). Returns how
+    many were written; a bad file or a duplicate id writes nothing."""
+    check_outputs_are_not_inputs(paths, [out])
+    fields = {k: v for k, v in (("source", source), ("domain", domain)) if v is not None}
+    convs = (c.model_copy(update=fields) if fields else c
+             for p in paths for c in read_conversations(p, format))
+    with tracked(convs, "ingest transcripts", enabled=progress) as items:
         return write_conversations(out, items)

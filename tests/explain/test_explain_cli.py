@@ -133,6 +133,22 @@ def test_start_end_on_a_jsonl_transcript():
                for i in (3, 4))
 
 
+def test_every_log_format_gives_the_same_graph_offline_and_online(loaded):
+    """The support conversation of tests/explain/logs in each of the five formats: the same
+    Tokengeist graph offline; and the Tracer fed Anthropic messages as they come gives it too."""
+    logs = sorted((Path(__file__).parent / "logs").glob("support.*.json"))
+    assert len(logs) == 5
+    graphs = [mtcabench.explain(p, turn=8, span="BK-7Q2", model=loaded) for p in logs]
+    assert all(g == graphs[0] for g in graphs) and graphs[0].edges
+    anthropic = json.loads((Path(__file__).parent / "logs" / "support.anthropic.json").read_text())
+    tracer = Tracer(loaded)
+    tracer.add({"role": "system", "content": anthropic["system"][0]["text"]})
+    added = [len(tracer.add(m)) for m in anthropic["messages"]]
+    assert added == [1, 1, 1, 1, 3, 1]  # two tool results and the user's text: three turns
+    online = tracer.explain(8, "BK-7Q2")
+    assert sorted(e.pair for e in online.edges) == sorted(e.pair for e in graphs[0].edges)
+
+
 def test_a_huge_tool_result_is_refused_before_the_model_is_loaded(loaded, tmp_path):
     """A 6 MB tool result: refused from the characters alone (at least n / (2 x longest
     token) tokens), before the model is loaded or anything tokenised; it took 44 s and

@@ -157,20 +157,21 @@ def test_unknown_call_id_names_file_message_and_fix():
     with pytest.raises(InputError) as err:
         read_transcript(HERE / "bad_unknown_call.json")
     text = err.value.message
-    assert text.startswith(f"{HERE / 'bad_unknown_call.json'}, message 2: tool result answers "
-                           "call 'call_b'")
+    assert text.startswith(f"{HERE / 'bad_unknown_call.json'} (OpenAI chat), message 2: tool "
+                           "result answers call 'call_b'")
     assert "latest call ids: call_a" in text and "fix its tool_call_id" in text
     assert "\n" not in text
 
 
 def test_bad_files(tmp_path):
     cases = {
-        "not-utf8.json": (b"\xff\xfe[", "not UTF-8 text"),
+        "not-utf8.json": (b"\xff\xfe[", "UTF-16 text, not UTF-8"),
+        "bad-byte.json": (b"[\xff]", "not UTF-8 text"),
         "torn.json": ('[{"role": "user", "content": "hi"}', "malformed JSON"),
         "empty.json": ("  \n", "empty file"),
         "empty-list.json": ("[]", "an empty list"),
         "number.json": ("42", "not a transcript"),
-        "mixed.jsonl": ('{"role": "user", "content": "a"}\n{"kind": "span"}\n', "JSON Lines of neither"),
+        "mixed.jsonl": ('{"role": "user", "content": "a"}\n{"kind": "span"}\n', "not a transcript of a known format"),
         "bad-line.jsonl": ('{"role": "user", "content": "a"}\n{"role": \n', r"jsonl:2: malformed JSON"),
         "deep.json": ("[" * 100000 + "]" * 100000, "nested more than 200 levels deep"),
     }
@@ -203,7 +204,7 @@ def test_taubench_run_file_and_single_run_read_as_ingest_does(sample_path, tmp_p
     with pytest.raises(InputError, match=r"no conversation 'task-s9'"):
         read_transcript(sample_path, "task-s9")
     bad = write(tmp_path, "bad-run.json", [run, {"task_id": 9, "traj": "oops"}])
-    with pytest.raises(InputError, match=r"bad-run.json: run 1: a TauBench run needs a 'traj'"):
+    with pytest.raises(InputError, match=r"bad-run.json: run 1 \(task 9, trial None\): 'traj' is not a list"):
         read_transcript(bad, "0")
 
 

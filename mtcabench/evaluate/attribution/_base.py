@@ -23,13 +23,20 @@ if TYPE_CHECKING:
 
     from mtcabench.evaluate._settings import TraceSettings
     from mtcabench.evaluate.attribution._attention import PassFeatures
+    from mtcabench.evaluate.attribution._engine import Query
     from mtcabench.evaluate.attribution._loading import LoadedModel
+    from mtcabench.evaluate.attribution._render import RenderedConversation
 
 #: The built-in scorers: name -> the module that defines and registers it.
 SCORER_MODULES = {
     "avg-attention": "mtcabench.evaluate.attribution._scorers",
     "attntrace": "mtcabench.evaluate.attribution._scorers",
     "at2": "mtcabench.evaluate.attribution._scorers",
+    "ablation": "mtcabench.evaluate.attribution._ablation",
+    # The peers' own packages (scripts/setup_peers.sh): refused with one line without them.
+    "peer-contextcite": "mtcabench.evaluate.attribution.peers._contextcite",
+    "peer-at2": "mtcabench.evaluate.attribution.peers._at2pkg",
+    "peer-flashtrace": "mtcabench.evaluate.attribution.peers._flashtrace",
 }
 
 #: Scorers by name (``--scorer``).
@@ -74,6 +81,9 @@ class BaseScorer(ABC):
     name: ClassVar[str] = ""
     #: Whether :meth:`sentence_scores` reads per-head features (costs memory, not passes).
     needs_heads: ClassVar[bool] = False
+    #: Whether :meth:`plan` may leave out sentences of assistant turns too (the texts being
+    #: attributed: a query whose own text is left out is not read in that pass).
+    drops_assistant: ClassVar[bool] = False
 
     @classmethod
     def from_settings(cls, settings: TraceSettings, loaded: LoadedModel | None) -> BaseScorer:
@@ -81,9 +91,18 @@ class BaseScorer(ABC):
         return cls()
 
     def plan(self, droppable: list[int], rng: np.random.Generator) -> list[frozenset[int]]:
-        """Sentences to leave out, one set per forward pass. ``droppable``: sentences of
-        exogenous turns (the texts being attributed are never left out)."""
+        """Sentences to leave out, one set per forward pass. ``droppable``: sentences before
+        the last query's turn, of exogenous turns only unless ``drops_assistant``."""
         return [frozenset()]
+
+    def score_conversation(
+        self, loaded: LoadedModel, rendered: RenderedConversation, queries: list[Query],
+        droppable: list[int], drops: list[frozenset[int]],
+    ) -> tuple[np.ndarray, int] | None:
+        """Override to run the planned passes yourself (e.g. reading log-probabilities, not
+        attention): ``[queries, sentences]`` scores (NaN: not scored) and the forward passes
+        run. None (the default): the engine runs attention passes and :meth:`sentence_scores`."""
+        return None
 
     @abstractmethod
     def sentence_scores(self, features: PassFeatures) -> torch.Tensor:

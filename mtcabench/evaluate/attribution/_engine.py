@@ -88,9 +88,15 @@ class Attributor:
         last = max(q.turn for q in queries)
         droppable = [
             i for i, s in enumerate(rendered.sentences)
-            if s.turn < last and conv.turns[s.turn].role is not Role.ASSISTANT
+            if s.turn < last and (self.scorer.drops_assistant
+                                  or conv.turns[s.turn].role is not Role.ASSISTANT)
         ]
         drops = self.scorer.plan(droppable, self.rng(conv.id))
+        own = self.scorer.score_conversation(self.loaded, rendered, queries, droppable, drops)
+        if own is not None:  # a scorer that runs its passes itself (e.g. log-probabilities)
+            scores, passes = own
+            self.forward_passes += passes
+            return scores
         n_s = len(rendered.sentences)
         total = np.zeros((len(queries), n_s))
         count = np.zeros((len(queries), n_s))

@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING
 from mtcabench.errors import InputError
 from mtcabench.evaluate.attribution._engine import Query
 from mtcabench.evaluate.methods._methods import Method, get_methods
-from mtcabench.evaluate.attribution._render import render_conversation
+from mtcabench.evaluate.attribution._render import RenderedConversation, render_conversation
 from mtcabench.evaluate._settings import TraceSettings
 from mtcabench.evaluate.methods._tokengeist import TARGET, SharesFn
+from mtcabench.graph import reachable
 from mtcabench.model import (
     BenchmarkSpan,
     Conversation,
@@ -97,6 +98,8 @@ class SpanShares:
     unfit: dict[Hashable, Unfit]
     #: Tokens of the rendered conversation up to the last span's turn.
     tokens: int = 0
+    #: The rendered conversation (None when no span fits).
+    rendered: RenderedConversation | None = None
 
 
 def model_shares(
@@ -150,7 +153,36 @@ def model_shares(
             def shares(key):
                 return cache.get(k if key == TARGET else key, {})
             return shares
-    return SpanShares({k: shares_of(k) for k in span_queries}, unfit, full.num_tokens)
+    return SpanShares({k: shares_of(k) for k in span_queries}, unfit, full.num_tokens, rendered)
+
+
+def verify_edges(
+    attributor: Attributor, rendered: RenderedConversation, targets: Mapping[Hashable, TargetSpan],
+    graphs: dict[Hashable, ProvenanceGraph],
+) -> dict[Hashable, ProvenanceGraph]:
+    """Each content edge kept only when leaving its parent turn out lowers its child's
+    log-probability (the child: the span for edges out of the target turn, else the whole
+    turn); one pass per distinct parent turn of the conversation, on a cached prefix. Nodes
+    no longer reachable from the target go with their edges."""
+    from mtcabench.evaluate.attribution._ablation import edge_drops  # torch: with the model
+
+    def child_query(key, t: TargetSpan, child: int) -> Query:
+        if child == t.turn:
+            return Query(("span", key), t.turn, t.start, t.end)
+        return Query(child, child, 0, len(rendered.conversation.turns[child].text))
+
+    checks = {(child_query(k, targets[k], e.child), e.parent) for k, g in graphs.items()
+              for e in g.edges if e.score is not None}
+    drops, passes = edge_drops(attributor.loaded, rendered, sorted(checks, key=str))
+    attributor.forward_passes += passes
+    out = {}
+    for k, g in graphs.items():
+        kept = [e for e in g.edges if e.score is None
+                or drops[child_query(k, targets[k], e.child).key, e.parent] > 0]
+        alive = reachable(ProvenanceGraph(target=g.target, nodes=g.nodes, edges=kept))
+        out[k] = ProvenanceGraph(target=g.target, nodes=[n for n in g.nodes if n in alive],
+                                 edges=[e for e in kept if e.child in alive and e.parent in alive])
+    return out
 
 
 @dataclass
@@ -195,6 +227,10 @@ def attribute_spans(
                 continue
             graphs[name][key] = method.graph(conversation, t, shares.shares.get(key),
                                              settings.search)
+    if settings.verify_edges and shares.rendered is not None:
+        for name, method in methods.items():
+            if method.uses_model:
+                graphs[name] = verify_edges(attributor, shares.rendered, targets, graphs[name])
     passes = attributor.forward_passes - before if attributor is not None else 0
     return Attribution(graphs, shares.unfit, passes, shares.tokens)
 

@@ -1,6 +1,7 @@
 """Online tracing: attribution features kept while an agent's conversation grows, turn by turn.
 
-An agent loop feeds a :class:`Tracer` one message at a time (``tracer.add(message)``). The
+An agent loop feeds a :class:`Tracer` one message at a time (``tracer.add(message)``), in any
+agent-log format :mod:`mtcabench.transcripts` reads (the same mapping to turns). The
 model's key/value cache (a transformers ``DynamicCache``) is kept between turns, so the model
 runs over *new tokens only*: over a whole run every token is processed once, as in one plain
 forward pass over the final conversation. Each pass reads every weight whatever its length, so
@@ -42,7 +43,7 @@ and not added; nothing is ever cut.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
 import numpy as np
@@ -78,7 +79,7 @@ from mtcabench.evaluate.attribution._scorers import BaseScorer, make_scorer
 from mtcabench.evaluate._settings import DEFAULT_DEVICE, DEFAULT_DTYPE, DEFAULT_METHOD, DEFAULT_SCORER, TraceSettings
 from mtcabench.evaluate.methods._tokengeist import TARGET
 from mtcabench.model import Conversation, ProvenanceGraph, Role, TargetSpan, Turn
-from mtcabench.transcripts import MessageReader, last_answer, target_span
+from mtcabench.transcripts import LiveReader, last_answer, target_span
 
 #: One chunk of recomputed rows (heads x rows x tokens float32): small enough that the softmax,
 #: the sum over heads and the sum per sentence read it from the processor's cache, not memory
@@ -142,7 +143,7 @@ class Tracer:
         """Forget the conversation (the model stays loaded): the next add starts a new one."""
         from transformers import DynamicCache
 
-        self._reader = MessageReader(f"tracer {self.conversation_id}")
+        self._reader = LiveReader(f"tracer {self.conversation_id}")
         self._state = _State()
         self._rows: dict[int, _TurnRows] = {}
         self._cache = DynamicCache()
@@ -185,16 +186,27 @@ class Tracer:
 
     # ------------------------------------------------------------------ adding turns
 
-    def add(self, message: Mapping[str, Any] | Turn) -> Turn:
-        """Add the next message (an OpenAI chat message, or a Turn); its tokens are run through
-        the model now or with the next ones (see ``pass_tokens``).
+    def add(self, message: Any) -> list[Turn]:
+        """Add the next message: of any agent-log format (an OpenAI chat message, an Anthropic
+        message with ``tool_use`` or ``tool_result`` blocks, a Responses item or a response's
+        output items together, a GenAI ``{role, parts}`` message, an Inspect message; see
+        :mod:`mtcabench.transcripts`), or a Turn. Returns the turns it gave (a user message
+        with two tool results gives two; a reasoning-only response none); their tokens are
+        run through the model now or with the next ones (see ``pass_tokens``).
 
-        Refused (nothing added) when the message is malformed or the conversation would pass
-        the model's context.
+        A malformed message is refused whole (nothing added). A turn that would take the
+        conversation past the model's context is refused and not added, nor are the turns
+        after it in the same message; the turns before it stay.
         """
         if isinstance(message, Turn):
             message = as_message(message)
-        turn = self._reader.read(message)
+        turns = self._reader.read(message)
+        for turn in turns:
+            self._add_turn(turn)
+        self._reader.done()
+        return turns
+
+    def _add_turn(self, turn: Turn) -> None:
         state = self._render_with(turn)
         layout = state.layout
         if layout.num_tokens > self.limit:
@@ -213,9 +225,8 @@ class Tracer:
         self.stats.tokens = layout.num_tokens
         if self.pending_tokens >= max(self.pass_tokens, 1):
             self.flush()
-        return turn
 
-    def extend(self, messages: Iterable[Mapping[str, Any] | Turn]) -> None:
+    def extend(self, messages: Iterable[Any]) -> None:
         """Add several messages in order."""
         for m in messages:
             self.add(m)

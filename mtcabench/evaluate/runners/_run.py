@@ -125,6 +125,7 @@ def model_parameters(settings: TraceSettings, scorer: BaseScorer, loaded: Loaded
         "scorer_parameters": scorer.parameters(),
         "tool_calls": "text",
         "dtype": str(next(loaded.model.parameters()).dtype).removeprefix("torch."),
+        **({"verify_edges": True} if settings.verify_edges else {}),
     }
 
 

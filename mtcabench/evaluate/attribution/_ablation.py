@@ -1,0 +1,279 @@
+"""The ablation base scorer (``--scorer ablation``): ContextCite's random ablations and linear
+surrogate, with the passes planned once per conversation.
+
+ContextCite (Cohen-Wang et al., 2024) leaves out random subsets of the context's sources, runs
+the model on each ablated context, and fits a sparse linear model (LASSO) from "which sources
+were kept" to the log-probability of the attributed text; a source's weight is its score. It
+is causal (it measures what removing a source does), where attention scores are correlational.
+Run per span and per recursion step as the package does, it costs its passes again and again;
+here the passes belong to the conversation:
+
+- each of ``passes`` forward passes leaves out a random subset of the sentences before the last
+  query (every sentence independently with probability ``1 - keep``, seeded per conversation),
+  assistant sentences included: they are sources of later queries;
+- every query (target span or whole intermediate turn) whose own text was kept in a pass reads
+  its logit-probability from it (``log p - log(1 - p)``, ``p`` the probability of its tokens,
+  as ContextCite); a query whose text was left out simply has no data point in that pass;
+- one more pass over the whole conversation keeps the keys and values of every token; a pass
+  then starts from the first token where its input differs from the whole conversation's (its
+  first left-out sentence) and reuses the cached prefix, so it recomputes only what changed;
+  queries before that token keep the whole pass's values;
+- per query, LASSO (ContextCite's solver: standardised masks, ``alpha`` 0.01, the output divided
+  by the query's token count) over the sentences before the query's turn gives the scores.
+
+So the cost is ``passes + 1`` forward passes per conversation, whatever the number of spans,
+intermediate turns or recursion steps.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+
+from mtcabench.evaluate.attribution._base import BaseScorer, register_scorer
+
+if TYPE_CHECKING:
+    from mtcabench.evaluate.attribution._engine import Query
+    from mtcabench.evaluate.attribution._loading import LoadedModel
+    from mtcabench.evaluate.attribution._render import Layout, RenderedConversation
+
+
+def lasso(x: np.ndarray, y: np.ndarray, alpha: float, *, iterations: int = 20_000,
+          tol: float = 1e-12) -> tuple[np.ndarray, float]:
+    """Weights and bias minimising ``|y - X w - b|^2 / (2n) + alpha |w|_1`` on standardised
+    columns, returned on the original scale (scikit-learn's ``StandardScaler`` + ``Lasso``, as
+    ContextCite's solver), by accelerated proximal gradient (FISTA). Constant columns get 0."""
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    n, p = x.shape
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale[scale == 0] = 1.0
+    xs = (x - mean) / scale
+    yc = y - y.mean()
+    w = np.zeros(p)
+    if p and n:
+        lipschitz = float(np.linalg.norm(xs, 2) ** 2) / n
+        if lipschitz > 0:
+            z, t = w.copy(), 1.0
+            step = 1.0 / lipschitz
+            for _ in range(iterations):
+                grad = xs.T @ (xs @ z - yc) / n
+                u = z - step * grad
+                w_new = np.sign(u) * np.maximum(np.abs(u) - step * alpha, 0.0)
+                t_new = (1 + np.sqrt(1 + 4 * t * t)) / 2
+                z = w_new + (t - 1) / t_new * (w_new - w)
+                done = np.max(np.abs(w_new - w), initial=0.0) <= tol
+                w, t = w_new, t_new
+                if done:
+                    break
+    coef = w / scale
+    bias = float(y.mean() - mean @ coef)
+    return coef, bias
+
+
+def logit_prob(token_logprobs: np.ndarray) -> float:
+    """``log p - log(1 - p)`` of a text from its tokens' log-probabilities (ContextCite's output)."""
+    lp = min(float(np.sum(token_logprobs)), -1e-12)
+    return lp - float(np.log(-np.expm1(lp)))
+
+
+def _cache_kwarg(model) -> str:
+    params = inspect.signature(model.forward).parameters
+    return "cache" if "cache" in params else "past_key_values"
+
+
+class PrefixRunner:
+    """Token log-probabilities of ablated layouts, reusing the whole layout's key/value cache.
+
+    The whole pass (:meth:`__init__`) runs the full token sequence up to ``last`` once and keeps
+    every layer's keys and values; :meth:`logprobs` runs an ablated sequence from its first
+    token that differs (a pass recomputes only from its first left-out sentence).
+    """
+
+    def __init__(self, model, input_ids: Sequence[int], rows: np.ndarray):
+        self.model = model
+        self.device = next(model.parameters()).device
+        self.ids = np.asarray(input_ids, dtype=np.int64)
+        self._kw = _cache_kwarg(model)
+        #: Tokens run by :meth:`logprobs` so far (the whole pass not counted).
+        self.fed_tokens = 0
+        rows = np.unique(rows[rows > 0])
+        from transformers import DynamicCache  # noqa: PLC0415 - with torch, when a pass runs
+
+        self._cache_cls = DynamicCache
+        ids = torch.as_tensor(self.ids[: int(rows.max()) + 1 if len(rows) else 1],
+                              device=self.device)[None]
+        with torch.inference_mode():
+            out = self.model(input_ids=ids, use_cache=True, **{self._kw: DynamicCache()},
+                             logits_to_keep=torch.as_tensor(rows - 1, device=self.device))
+        cache = getattr(out, "cache", None) or out.past_key_values
+        self._kv = [(layer.keys, layer.values) for layer in cache.layers]
+        self.base = dict(zip(rows.tolist(), self._token_logprobs(out.logits[0], ids[0, rows]),
+                             strict=True))
+
+    @staticmethod
+    def _token_logprobs(logits: torch.Tensor, labels: torch.Tensor) -> list[float]:
+        logp = torch.log_softmax(logits.float(), dim=-1)
+        return logp[torch.arange(len(labels)), labels].double().cpu().tolist()
+
+    def logprobs(self, input_ids: Sequence[int], rows: np.ndarray) -> dict[int, float]:
+        """Log-probability of the token at each of ``rows`` (positions of ``input_ids``, > 0)."""
+        ids = np.asarray(input_ids, dtype=np.int64)
+        rows = np.unique(rows[rows > 0])
+        if not len(rows):
+            return {}
+        n = min(len(ids), len(self.ids))
+        diff = np.flatnonzero(ids[:n] != self.ids[:n])
+        same = int(diff[0]) if len(diff) else n  # tokens 0..same-1 equal the whole pass's
+        out = {int(r): self.base[int(r)] for r in rows if r < same and int(r) in self.base}
+        todo = np.array([r for r in rows if int(r) not in out], dtype=np.int64)
+        if not len(todo):
+            return out
+        start = min(same, int(todo.min()) - 1)
+        cache = self._cache_cls(ddp_cache_data=[(k[:, :, :start], v[:, :, :start])
+                                                for k, v in self._kv])
+        fed = torch.as_tensor(ids[start : int(todo.max()) + 1], device=self.device)[None]
+        self.fed_tokens += fed.shape[1]
+        with torch.inference_mode():
+            res = self.model(input_ids=fed, use_cache=True, **{self._kw: cache},
+                             logits_to_keep=torch.as_tensor(todo - 1 - start, device=self.device))
+        labels = torch.as_tensor(ids[todo], device=self.device)
+        out.update(zip(todo.tolist(), self._token_logprobs(res.logits[0], labels), strict=True))
+        return out
+
+
+@dataclass
+class AblationData:
+    """Per query: the passes it read (``masks[k, j]``: sentence ``droppable[j]`` kept in pass
+    k) and its logit-probability in each (NaN where its own text was left out)."""
+
+    droppable: list[int]
+    masks: np.ndarray  # [passes, droppable] bool
+    outputs: np.ndarray  # [queries, passes] float, NaN = not read
+    tokens: np.ndarray  # [queries] token count of each query
+
+
+def ablation_outputs(loaded: LoadedModel, rendered: RenderedConversation, queries: list[Query],
+                     droppable: list[int], drops: list[frozenset[int]]) -> AblationData:
+    """Every query's logit-probability under each ablation (see the module docstring)."""
+    full = rendered.full
+    own = [_own_sentences(rendered, q) for q in queries]
+    rows_full = [np.arange(*full.span_tokens(q.turn, q.start, q.end)) for q in queries]
+    runner = PrefixRunner(loaded.model, full.input_ids,
+                          np.concatenate([*rows_full, np.zeros(0, np.int64)]))
+    outputs = np.full((len(queries), len(drops)), np.nan)
+    index = {s: j for j, s in enumerate(droppable)}
+    masks = np.ones((len(drops), len(droppable)), dtype=bool)
+    for k, drop in enumerate(drops):
+        masks[k, [index[s] for s in drop if s in index]] = False
+        layout: Layout = rendered.layout(drop)
+        alive = [i for i, q in enumerate(queries) if not (own[i] & drop)]
+        rows = {i: np.arange(*layout.span_tokens(queries[i].turn, queries[i].start,
+                                                 queries[i].end)) for i in alive}
+        rows = {i: r[r > 0] for i, r in rows.items() if len(r[r > 0])}
+        if not rows:
+            continue
+        lp = runner.logprobs(layout.input_ids, np.concatenate(list(rows.values())))
+        for i, r in rows.items():
+            outputs[i, k] = logit_prob(np.array([lp[int(t)] for t in r]))
+    tokens = np.array([max(len(r[r > 0]), 1) for r in rows_full])
+    return AblationData(droppable, masks, outputs, tokens)
+
+
+def _own_sentences(rendered: RenderedConversation, q: Query) -> frozenset[int]:
+    """The sentences holding a query's own text (if one is left out, the query is not read)."""
+    return frozenset(i for i, s in enumerate(rendered.sentences)
+                     if s.turn == q.turn and s.start < q.end and s.end > q.start)
+
+
+def surrogate_scores(data: AblationData, rendered: RenderedConversation, queries: list[Query],
+                     alpha: float) -> np.ndarray:
+    """``[queries, sentences]``: LASSO weights per query over the sentences before its turn
+    (NaN elsewhere, and for a query read in fewer than two passes)."""
+    scores = np.full((len(queries), len(rendered.sentences)), np.nan)
+    turns = np.array([rendered.sentences[s].turn for s in data.droppable], dtype=np.int64)
+    droppable = np.asarray(data.droppable, dtype=np.int64)
+    for i, q in enumerate(queries):
+        read = ~np.isnan(data.outputs[i])
+        cols = np.flatnonzero(turns < q.turn)
+        if read.sum() < 2 or not len(cols):
+            continue
+        n_tok = float(data.tokens[i])
+        w, _ = lasso(data.masks[np.ix_(read, cols)].astype(np.float64),
+                     data.outputs[i, read] / n_tok, alpha)
+        scores[i, droppable[cols]] = w * n_tok
+    return scores
+
+
+@register_scorer
+class Ablation(BaseScorer):
+    """ContextCite's ablations and LASSO surrogate, ``passes`` per conversation (module docstring)."""
+
+    name = "ablation"
+    #: Assistant sentences are sources of later queries: they are left out too.
+    drops_assistant = True
+
+    def __init__(self, passes: int = 32, keep: float = 0.5, alpha: float = 0.01):
+        if passes < 2 or not 0 < keep < 1 or alpha < 0:
+            raise ValueError("ablation needs passes >= 2, 0 < keep < 1, alpha >= 0")
+        self.passes, self.keep, self.alpha = passes, keep, alpha
+
+    @classmethod
+    def from_settings(cls, settings, loaded):
+        return cls(settings.ablation_passes, settings.ablation_keep, settings.ablation_alpha)
+
+    def plan(self, droppable: list[int], rng: np.random.Generator) -> list[frozenset[int]]:
+        return [frozenset(s for s, kept in zip(droppable, rng.random(len(droppable)) < self.keep,
+                                               strict=True) if not kept)
+                for _ in range(self.passes)]
+
+    def score_conversation(self, loaded, rendered, queries, droppable, drops):
+        data = ablation_outputs(loaded, rendered, queries, droppable, drops)
+        return surrogate_scores(data, rendered, queries, self.alpha), len(drops) + 1
+
+    def sentence_scores(self, features):  # pragma: no cover - score_conversation replaces it
+        raise NotImplementedError("the ablation scorer reads log-probabilities, not attention")
+
+    def parameters(self) -> dict[str, Any]:
+        return {"passes": self.passes, "keep": self.keep, "alpha": self.alpha,
+                "solver": "lasso", "output": "logit-prob"}
+
+
+def edge_drops(loaded: LoadedModel, rendered: RenderedConversation,
+               edges: list[tuple[Query, int]]) -> tuple[dict[tuple[object, int], float], int]:
+    """Edge verification: per ``(child query, parent turn)``, how much the child's
+    log-probability drops when the parent turn is left out (positive: the parent helped).
+
+    One pass over the whole conversation (its key/value cache kept), then one pass per
+    distinct parent, run from the parent's first token on. Returns the drops by
+    ``(query.key, parent)`` and the forward passes run.
+    """
+    if not edges:
+        return {}, 0
+    full = rendered.full
+    children = {q.key: q for q, _ in edges}
+    rows_full = {k: np.arange(*full.span_tokens(q.turn, q.start, q.end)) for k, q in
+                 children.items()}
+    rows_full = {k: r[r > 0] for k, r in rows_full.items()}
+    runner = PrefixRunner(loaded.model, full.input_ids,
+                          np.concatenate([*rows_full.values(), np.zeros(0, np.int64)]))
+    base = {k: sum(runner.base[int(t)] for t in r) for k, r in rows_full.items()}
+    drops: dict[tuple[object, int], float] = {}
+    parents = sorted({p for _, p in edges})
+    for p in parents:
+        layout = rendered.layout(rendered.turn_sentences(p))
+        keys = sorted({q.key for q, parent in edges if parent == p}, key=str)
+        rows = {k: np.arange(*layout.span_tokens(children[k].turn, children[k].start,
+                                                 children[k].end)) for k in keys}
+        rows = {k: r[r > 0] for k, r in rows.items()}
+        lp = runner.logprobs(layout.input_ids,
+                             np.concatenate([*rows.values(), np.zeros(0, np.int64)]))
+        for k, r in rows.items():
+            drops[k, p] = base[k] - sum(lp[int(t)] for t in r)
+    return drops, 1 + len(parents)

@@ -1,0 +1,53 @@
+"""``peer-flashtrace``: the ``flashtrace`` package (FlashTrace's information-flow attribution).
+
+The package attributes a target text to the tokens of a prompt string. Here the prompt is our
+rendering up to the query (no template of its own: ``use_chat_template=False``) and the target
+the query's text; its per-prompt-token scores are summed over our sentences (a token belongs
+to the sentence holding its first character), one package call (one forward pass with hooks)
+per query. Attention is recomputed by the package (``recompute_attention=True``), so the model's
+own fast attention needs no change.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mtcabench.evaluate.attribution._base import register_scorer
+from mtcabench.evaluate.attribution.peers._common import PeerScorer, import_peer
+
+
+@register_scorer
+class PeerFlashTrace(PeerScorer):
+    """FlashTrace through its own package, once per query (module docstring)."""
+
+    name = "peer-flashtrace"
+
+    def __init__(self, method: str = "flashtrace"):
+        import_peer("flashtrace", "flashtrace==0.1.1")
+        self.method = method
+
+    def query_scores(self, loaded, rendered, query, src):
+        import_peer("flashtrace", "flashtrace==0.1.1")
+        from flashtrace import FlashTrace  # noqa: PLC0415 - the peers' venv only
+        full = rendered.full
+        a, _ = full.span_tokens(query.turn, query.start, query.end)
+        prompt = full.text[: int(full.offsets[a, 0])]
+        target = rendered.conversation.turns[query.turn].text[query.start:query.end]
+        tracer = FlashTrace(loaded.model, loaded.tokenizer, recompute_attention=True,
+                                       use_chat_template=False)
+        result = tracer.trace(prompt=prompt, target=target, method=self.method)
+        enc = loaded.tokenizer(prompt, add_special_tokens=False, return_offsets_mapping=True)
+        starts = np.asarray(enc["offset_mapping"], dtype=np.int64).reshape(-1, 2)[:, 0]
+        token_scores = np.asarray(result.scores, dtype=np.float64)
+        n = min(len(starts), len(token_scores))
+        out = np.zeros(len(src))
+        for j, s in enumerate(src):
+            lo, hi = full.sentence_chars[s]
+            inside = (starts[:n] >= lo) & (starts[:n] < hi)
+            out[j] = token_scores[:n][inside].sum()
+        return out, 1
+
+    def parameters(self) -> dict[str, Any]:
+        return {"package": "flashtrace==0.1.1", "method": self.method}

@@ -1,0 +1,148 @@
+"""Inspect AI eval logs: the ``.json`` log (``{version, eval, samples: [...]}``) and the
+``.eval`` zip archive (one ``samples/<id>_epoch_<n>.json`` per sample), each sample's
+``messages`` read as one conversation.
+
+Messages have role system, user, assistant (``tool_calls`` as ``{id, function, arguments}``,
+``function`` the tool's name and ``arguments`` an object) or tool (``tool_call_id``,
+``function``, ``error``); content is a string or parts: ``text``, ``reasoning`` (dropped),
+``image`` / ``audio`` / ``video`` / ``document`` (placeholders). A tool message with no
+content and an ``error`` reads as the error's message. Ids: ``<file stem>/<sample id>/
+epoch-<n>``.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from typing import Any
+
+from mtcabench.errors import InputError
+from mtcabench.io import JSONError, loads
+from mtcabench.model import Conversation, Turn
+from mtcabench.transcripts._chat import TRANSCRIPT_SOURCE
+from mtcabench.transcripts._registry import NO, SURE, LogFormat, register_format
+from mtcabench.transcripts._source import Source
+from mtcabench.transcripts._turns import (
+    AUDIO,
+    FILE,
+    IMAGE,
+    TurnBuilder,
+    join_parts,
+    name_of,
+    tool_call,
+)
+
+NAME, TITLE = "inspect-ai", "Inspect AI"
+_PLACEHOLDERS = {"image": IMAGE, "audio": AUDIO, "video": FILE, "document": FILE}
+_FIX = "fix its tool_call_id"
+
+
+def _content(content: Any, here: str) -> tuple[str, bool]:
+    """The text of a message's content, and whether reasoning was dropped from it."""
+    if content is None or isinstance(content, str):
+        return content or "", False
+    if not isinstance(content, list):
+        raise InputError(f"{here}: content is {type(content).__name__}; expected text or a "
+                         "list of content parts")
+    texts, thought = [], False
+    for j, part in enumerate(content):
+        kind = name_of(part.get("type")) if isinstance(part, dict) else None
+        if kind == "text" and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif kind == "reasoning":
+            thought = True
+        elif kind in _PLACEHOLDERS:
+            texts.append(_PLACEHOLDERS[kind])
+        else:
+            raise InputError(f"{here}, content part {j}: a {kind!r} part is not read (read: "
+                             "text, reasoning, image, audio, video, document); remove it")
+    return join_parts(texts), thought
+
+
+def read_message(builder: TurnBuilder, message: Any, here: str) -> list[Turn]:
+    """Add the turn of one Inspect chat message to ``builder``."""
+    if not isinstance(message, dict):
+        raise InputError(f"{here}: expected a message object, got {type(message).__name__}")
+    role = name_of(message.get("role"))
+    text, thought = _content(message.get("content"), here)
+    if role == "assistant":
+        calls: list = []
+        for k, c in enumerate(message.get("tool_calls") or []):
+            if not isinstance(c, dict):
+                raise InputError(f"{here}, tool call {k}: expected {{id, function, arguments}}")
+            calls.append(tool_call(c.get("id"), c.get("function"), c.get("arguments"),
+                                   f"{here}, tool call {k}", calls))
+        return [] if thought and not text and not calls else [
+            builder.assistant(text, calls, here)]
+    if role == "tool":
+        error = message.get("error")
+        if not text and isinstance(error, dict) and isinstance(error.get("message"), str):
+            text = error["message"]
+        return [builder.tool(message.get("tool_call_id"), text, here, fix=_FIX)]
+    if role == "system":
+        return [builder.system(text, here)]
+    if role == "user":
+        return [builder.user(text, here)]
+    raise InputError(f"{here}: a message with role {message.get('role')!r}; expected system, "
+                     "user, assistant or tool")
+
+
+def _samples(source: Source, where: str) -> list[tuple[str, Any]]:
+    if not source.archive:
+        samples = source.value.get("samples") if isinstance(source.value, dict) else None
+        if not isinstance(samples, list):
+            raise InputError(f"{where}: no samples (a log written with --no-log-samples, or a "
+                             "header only); expected 'samples': [...]")
+        return [(f"{where}, sample {k}", s) for k, s in enumerate(samples)]
+    out = []
+    try:
+        with zipfile.ZipFile(source.path) as z:
+            for name in z.namelist():
+                if name.startswith("samples/") and name.endswith(".json"):
+                    here = f"{where}, {name}"
+                    try:
+                        out.append((here, loads(z.read(name))))
+                    except JSONError as exc:
+                        raise InputError(f"{here}: malformed JSON ({exc.reason})") from None
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise InputError(f"{where}: not a readable .eval archive ({exc})") from None
+    return out
+
+
+def _read(source: Source) -> list[Conversation]:
+    where = f"{source.label} ({TITLE})"
+    samples = _samples(source, where)
+    if not samples:
+        raise InputError(f"{where}: no samples in the log; nothing to read")
+    out = []
+    for here, sample in samples:
+        if not isinstance(sample, dict) or not isinstance(sample.get("messages"), list):
+            raise InputError(f"{here}: a sample without 'messages'")
+        sid, epoch = sample.get("id"), sample.get("epoch", 1)
+        here = f"{here} (id {sid}, epoch {epoch})"
+        builder = TurnBuilder(here)
+        for k, m in enumerate(sample["messages"]):
+            read_message(builder, m, f"{here}, message {k}")
+        out.append(builder.conversation(
+            id=f"{source.stem}/{sid}/epoch-{epoch}", source=TRANSCRIPT_SOURCE,
+            domain="transcript",
+            metadata={"origin": source.origin(NAME, sample_id=sid, epoch=epoch)}))
+    return out
+
+
+def _sniff(source: Source) -> int:
+    if source.archive:
+        try:
+            with zipfile.ZipFile(source.path) as z:
+                names = z.namelist()
+        except (zipfile.BadZipFile, OSError):
+            return NO
+        return SURE if "header.json" in names or any(n.startswith("samples/") for n in names) \
+            else NO
+    value = source.value
+    return SURE if isinstance(value, dict) and "eval" in value and (
+        "samples" in value or "version" in value) else NO
+
+
+register_format(LogFormat(
+    NAME, TITLE, "an eval log {version, eval, samples: [{messages}]} (.json) or a .eval "
+    "archive", _sniff, _read, order=50))

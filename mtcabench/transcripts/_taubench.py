@@ -1,0 +1,94 @@
+"""TauBench runs: ``{task_id, trial, reward, info, traj}`` with ``traj`` OpenAI chat messages,
+read by the chat reader; a trajectory file (``<model>-<domain>.json``) is a list of runs.
+
+``ingest taubench`` and ``explain`` both read runs here, so a run has the same id and turns
+in both: ``taubench/<domain>/<model>/task-<task>/trial-<trial>`` (model and domain from the
+file name, or given), ``taubench/task-<task>/trial-<trial>`` when neither is known.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from mtcabench.errors import InputError
+from mtcabench.model import Conversation
+from mtcabench.transcripts._chat import read_message
+from mtcabench.transcripts._registry import NO, SURE, LogFormat, register_format
+from mtcabench.transcripts._source import Source
+from mtcabench.transcripts._turns import TurnBuilder
+
+SOURCE = "taubench"
+
+
+def conversation_id(domain: str | None, model: str | None, task_id: Any, trial: Any) -> str:
+    """Stable id of a TauBench run: source, domain, agent model, task and trial."""
+    if model and domain:
+        return f"{SOURCE}/{domain}/{model}/task-{task_id}/trial-{trial}"
+    return f"{SOURCE}/task-{task_id}/trial-{trial}"
+
+
+def _shown(value: Any) -> str:
+    """A value of the input inside a message: as it is, or escaped if it would break the line."""
+    text = str(value)
+    return text if text.isprintable() else repr(text)
+
+
+def run_conversation(path: Path, i: int | None, run: Any, model: str | None,
+                     domain: str | None) -> Conversation:
+    """One run (the ``i``-th of its file; None: a file holding one run) as a Conversation."""
+    where = f"run {i}" if i is not None else "run"
+    if not isinstance(run, dict):
+        raise InputError(f"{path}: {where}: expected an object, got {type(run).__name__}")
+    if "task_id" in run:
+        where += f" (task {_shown(run['task_id'])}, trial {_shown(run.get('trial'))})"
+    for key in ("task_id", "traj"):
+        if key not in run:
+            raise InputError(f"{path}: {where}: has no {key!r} field; is this a TauBench "
+                             "historical trajectory file?")
+    traj = run["traj"]
+    if not isinstance(traj, list):
+        raise InputError(f"{path}: {where}: 'traj' is not a list of messages")
+    if not traj:
+        raise InputError(f"{path}: {where}: empty conversation ('traj' has no messages)")
+    trial = run.get("trial")
+    if trial is not None and not (isinstance(trial, int) and not isinstance(trial, bool)) and not (
+            isinstance(trial, str) and trial.isascii() and trial.isdigit()):
+        raise InputError(f"{path}: {where}: 'trial' is {_shown(trial)}, expected a whole number")
+    cid = conversation_id(domain, model, run["task_id"], run.get("trial", 0))
+    builder = TurnBuilder(f"{path}: {where}")
+    for j, m in enumerate(traj):
+        read_message(builder, m, f"{path}: {where} ({cid}), message {j}")
+    metadata = {k: v for k, v in run.items() if k != "traj"}
+    # Where the run came from, so that errors and reviewers can point at it.
+    metadata["origin"] = {"file": path.name, "run": i}
+    return builder.conversation(
+        id=cid, source=SOURCE, domain=domain or "unknown", agent_model=model,
+        task_id=str(run["task_id"]),
+        trial=int(run["trial"]) if run.get("trial") is not None else None,
+        metadata=metadata)
+
+
+def _sniff(source: Source) -> int:
+    value = source.value
+    if isinstance(value, dict):
+        return SURE if "traj" in value else NO
+    if isinstance(value, list) and value and not source.json_lines:
+        return SURE if all(isinstance(r, dict) and "traj" in r for r in value) else NO
+    return NO
+
+
+def _read(source: Source) -> list[Conversation]:
+    path = source.path or Path("run.json")
+    if isinstance(source.value, dict):
+        return [run_conversation(path, None, source.value, None, None)]
+    if not isinstance(source.value, list):
+        raise InputError(f"{path} (TauBench): expected a run object or a JSON list of runs")
+    model, _, domain = path.stem.rpartition("-")
+    return [run_conversation(path, i, r, model or None, domain if model else None)
+            for i, r in enumerate(source.value)]
+
+
+register_format(LogFormat(
+    "taubench", "TauBench", "a run {task_id, trial, traj: [chat messages]} or a list of them "
+    "(<model>-<domain>.json)", _sniff, _read, order=60))

@@ -1,0 +1,144 @@
+"""The one mapping from agent-log messages to turns: every format's reader builds through it.
+
+A :class:`TurnBuilder` holds the turns read so far and the tool calls they issued. Readers
+call :meth:`~TurnBuilder.system`, :meth:`~TurnBuilder.user`, :meth:`~TurnBuilder.assistant`
+and :meth:`~TurnBuilder.tool` in the order the log gives; the rules that must not differ
+between formats are kept here: a tool result answers a call issued earlier (the latest
+call with its id: upstream logs reuse ids), it is named after that call's tool, call
+arguments are a JSON object (or a string holding one), and parts are joined as
+:mod:`mtcabench.openai_content` joins them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from mtcabench.errors import InputError
+from mtcabench.io import JSONError, format_validation_error, loads
+from mtcabench.model import Conversation, Role, ToolCall, Turn
+from mtcabench.openai_content import PLACEHOLDERS, SEPARATOR
+
+#: Placeholders of parts that carry no text, by modality (the chat reader's, reused).
+IMAGE, AUDIO, FILE = PLACEHOLDERS["image"], PLACEHOLDERS["audio"], PLACEHOLDERS["file"]
+
+
+def name_of(value: Any) -> str | None:
+    """A role or type as given, when it is text (anything else matches nothing)."""
+    return value if isinstance(value, str) else None
+
+
+def join_parts(texts: Iterable[str]) -> str:
+    """Text parts of one message as one text, joined as ingest joins chat content parts."""
+    return SEPARATOR.join(texts)
+
+
+def call_arguments(raw: Any, here: str) -> dict[str, Any]:
+    """A call's arguments: a JSON object, or a string holding one (empty: no arguments)."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return {}
+    if isinstance(raw, str):
+        try:
+            raw = loads(raw)
+        except JSONError as exc:
+            raise InputError(f"{here}: arguments are not JSON ({exc.reason}); expected a JSON "
+                             "object as a string") from None
+    if not isinstance(raw, dict):
+        raise InputError(f"{here}: arguments are a {type(raw).__name__}; expected a JSON object")
+    return raw
+
+
+def tool_call(call_id: Any, name: Any, arguments: Any, here: str,
+              issued: Sequence[ToolCall] = ()) -> ToolCall:
+    """One tool call of a model response; ``issued``: the calls of the same response so far."""
+    if not isinstance(name, str) or not name:
+        raise InputError(f"{here}: a tool call without a tool name")
+    if not isinstance(call_id, str) or not call_id:
+        raise InputError(f"{here} ({name}): has no id; tool results name the call they answer "
+                         "by its id")
+    if any(c.id == call_id for c in issued):
+        raise InputError(f"{here}: call id {call_id!r} used twice in one message; each parallel "
+                         "call needs its own id")
+    return ToolCall(id=call_id, name=name, arguments=call_arguments(arguments, here))
+
+
+class TurnBuilder:
+    """Turns read so far, in order, and the calls they issued (see the module docstring)."""
+
+    def __init__(self, where: str):
+        self.where = where
+        self.turns: list[Turn] = []
+        self._calls: dict[str, str] = {}  # call id -> tool name, the latest issue wins
+
+    def copy(self) -> TurnBuilder:
+        """A builder in the same state, to read ahead without changing this one."""
+        other = TurnBuilder(self.where)
+        other.turns = list(self.turns)
+        other._calls = dict(self._calls)
+        return other
+
+    @property
+    def last_role(self) -> Role | None:
+        return self.turns[-1].role if self.turns else None
+
+    def _turn(self, here: str, **fields: Any) -> Turn:
+        try:
+            turn = Turn(index=len(self.turns), **fields)
+        except ValidationError as exc:
+            raise InputError(f"{here}: {format_validation_error(exc)}") from None
+        self.append(turn)
+        return turn
+
+    def append(self, turn: Turn) -> None:
+        """Accept ``turn`` (made by another builder in this state) as the next turn."""
+        if turn.index != len(self.turns):
+            raise ValueError(f"turn {turn.index} appended as turn {len(self.turns)}")
+        self.turns.append(turn)
+        for call in turn.tool_calls:
+            self._calls[call.id] = call.name
+
+    def system(self, text: str, here: str) -> Turn:
+        return self._turn(here, role=Role.SYSTEM, content=text)
+
+    def user(self, text: str, here: str) -> Turn:
+        return self._turn(here, role=Role.USER, content=text)
+
+    def assistant(self, text: str, calls: Sequence[ToolCall], here: str) -> Turn:
+        return self._turn(here, role=Role.ASSISTANT, content=text, tool_calls=list(calls))
+
+    def tool(self, call_id: Any, text: str, here: str, *, fix: str) -> Turn:
+        """A tool result answering ``call_id``; ``fix`` says how to repair a wrong id in this
+        format (e.g. "fix its tool_call_id")."""
+        if not isinstance(call_id, str) or not call_id:
+            raise InputError(f"{here}: a tool result without the id of the call it answers; "
+                             f"{fix}")
+        if call_id not in self._calls:
+            issued = ", ".join(list(self._calls)[-5:]) or "none"
+            raise InputError(
+                f"{here}: tool result answers call {call_id!r}, which no earlier assistant turn "
+                f"issued (latest call ids: {issued}); {fix} or put the call before it")
+        return self._turn(here, role=Role.TOOL, content=text, tool_call_id=call_id,
+                          name=self._calls[call_id])
+
+    def unanswered(self) -> list[str]:
+        """Ids of calls issued and not answered since, in the order issued (an id may be
+        reused once its call is answered)."""
+        pending: dict[str, None] = {}
+        for t in self.turns:
+            for c in t.tool_calls:
+                pending.pop(c.id, None)
+                pending[c.id] = None
+            if t.role is Role.TOOL:
+                pending.pop(t.tool_call_id or "", None)
+        return list(pending)
+
+    def conversation(self, *, id: str, source: str, domain: str, **fields: Any) -> Conversation:
+        """The conversation of the turns read (at least one)."""
+        if not self.turns:
+            raise InputError(f"{self.where}: no messages; a conversation needs at least one")
+        try:
+            return Conversation(id=id, source=source, domain=domain, turns=self.turns, **fields)
+        except ValidationError as exc:
+            raise InputError(f"{self.where} ({id}): {format_validation_error(exc)}") from None
