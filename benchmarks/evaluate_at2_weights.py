@@ -24,7 +24,6 @@ from pathlib import Path
 from mtcabench.benchmark import load_benchmark
 from mtcabench.evaluate import learn_at2_weights, load_model, render_conversation
 from mtcabench.evaluate.runners._smoke import answer_span_benchmark
-from mtcabench.evaluate.runners._run import group_spans
 from mtcabench.ingest import read_taubench
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,7 +54,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         bench = load_benchmark(answer_span_benchmark(convs, tmp))
         start = time.perf_counter()
-        result = learn_at2_weights(loaded, convs, group_spans(bench), args.out, masks=args.masks,
+        result = learn_at2_weights(loaded, convs, bench.spans_by_conversation(), args.out, masks=args.masks,
                                    iterations=args.iterations)
     wall = time.perf_counter() - start
     t = result.training

@@ -36,14 +36,13 @@ from mtcabench.evaluate import (
     trace_conversation,
 )
 from mtcabench.evaluate.runners._smoke import answer_span_benchmark
-from mtcabench.evaluate.runners._run import group_spans
 from mtcabench.ingest import read_taubench
 
 
 def run(attributor, bench, methods, settings, naive=False):
     """(seconds, forward passes, entries) over every conversation of the benchmark."""
     start, passes, entries = time.perf_counter(), attributor.forward_passes, {}
-    for cid, spans in group_spans(bench).items():
+    for cid, spans in bench.spans_by_conversation().items():
         result = trace_conversation(attributor, bench.conversations[cid], spans, methods,
                                     settings, naive=naive)
         for m, es in result.entries.items():

@@ -79,7 +79,8 @@ from mtcabench.model import (
     SubmissionEntry,
     SubmissionHeader,
 )
-from mtcabench.scoring.metrics import score_span
+from mtcabench import results
+from mtcabench.results.metrics import score_span
 
 #: The grid. Every combination is replayed for Tokengeist; flat has no d_max.
 GRID: dict[str, tuple] = {
@@ -469,7 +470,7 @@ def write_submission(path: Path, method: str, point: Point, model: str, scorer: 
         tables = shares[s.conversation_id][point.turn_aggregate]
         graph = replay(method, bench.conversations[s.conversation_id], s, tables, point.search)
         entries.append(to_entry(s, graph, tables.skipped.get(s.id)))
-    write_records(path, [header, *entries])
+    results.write_submission(path, header, entries)
     return path
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from mtcabench import results
 from mtcabench.benchmark import load_benchmark
 from mtcabench.graph import depth, sources
 from mtcabench.io import write_records
@@ -43,10 +44,10 @@ from mtcabench.model import (
     span_id,
 )
 from mtcabench.scoring.bootstrap import resampled_averages, row_rng
-from mtcabench.scoring.metrics import span_matrix
+from mtcabench.results.metrics import span_matrix
 from mtcabench.scoring.run import run_scoring
 from mtcabench.scoring.scorer import build_comparison, build_report, score_spans
-from mtcabench.scoring.submission import read_submission
+from mtcabench.results.submission import read_submission
 
 
 def make_conversation(i: int, blocks: int) -> Conversation:
@@ -129,7 +130,8 @@ def write_submission(path: Path, spans: list[BenchmarkSpan], method: str, keep: 
                      seed: int) -> None:
     """Gold edges kept with probability ``keep``, plus noise edges; 2% of spans left out."""
     rnd = random.Random(seed)
-    records: list = [SubmissionHeader(method=method, scorer="avg-attention", model="generated")]
+    header = SubmissionHeader(method=method, scorer="avg-attention", model="generated")
+    records: list[SubmissionEntry] = []
     for s in spans:
         if rnd.random() < 0.02:
             continue
@@ -139,7 +141,7 @@ def write_submission(path: Path, spans: list[BenchmarkSpan], method: str, keep: 
             edges.append(PredictedEdge(child=s.graph.target, parent=rnd.randrange(s.graph.target),
                                        score=rnd.random() / 2))
         records.append(SubmissionEntry(span_id=s.id, edges=edges))
-    write_records(path, records)
+    results.write_submission(path, header, records)
 
 
 def timed(label: str, fn, results: dict):

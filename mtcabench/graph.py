@@ -1,7 +1,8 @@
 """Provenance-graph rules and helpers shared by every stage.
 
-The rules (design.md section 3) are checked by :func:`check_graph`, which returns every
-violation rather than stopping at the first, each naming the record and the rule. The
+The rules, each named and stated in :data:`RULES` (the dataset card lists them), are checked
+by :func:`check_graph`, which returns every violation rather than stopping at the first, each
+naming the record and the rule. The
 helpers compute what the stages and the scorer need: sources, depth, reachability,
 structural tool edges, relative-threshold pruning, and edge precision, recall and F1.
 """

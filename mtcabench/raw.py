@@ -9,7 +9,6 @@ sha256 where the manifest knows it, match; it is then written atomically into
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +17,7 @@ from collections.abc import Callable, Iterable
 import httpx
 
 from mtcabench.errors import InputError, ServiceError, ValidationFailed
-from mtcabench.io import atomic_write
+from mtcabench.io import JSONError, atomic_write, loads
 from mtcabench.resources import manifest_path
 
 #: Base of raw file downloads; overridable for mirrors (and tests) with MTCABENCH_GITHUB_RAW_URL.
@@ -52,11 +51,14 @@ class RawFile:
 def load_manifest(path: str | Path = DEFAULT_MANIFEST) -> list[RawFile]:
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads(path.read_bytes())
         return [RawFile(**f) for f in data["files"]]
     except FileNotFoundError:
         raise InputError(f"{path}: no such manifest") from None
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+    except JSONError as exc:
+        raise InputError.at(path, f"not a valid raw manifest ({exc.reason})",
+                            line=exc.line) from None
+    except (KeyError, TypeError) as exc:
         raise InputError(f"{path}: not a valid raw manifest ({exc})") from None
 
 

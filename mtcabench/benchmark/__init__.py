@@ -14,7 +14,7 @@ the scorer read it, and it imports none of them. Importing it is cheap; ``datase
 :mod:`mtcabench.benchmark.tables` (the released tables' typed columns and rows).
 """
 
-from mtcabench.benchmark._benchmark import Benchmark, load_jsonl_benchmark
+from mtcabench.benchmark._benchmark import Benchmark, load_jsonl_benchmark, origin_paths
 from mtcabench.benchmark._checksums import (
     TOOL_ENTRIES,
     ignored_entries,
@@ -62,6 +62,7 @@ __all__ = [
     "load_jsonl_benchmark",
     "load_release",
     "load_release_folder",
+    "origin_paths",
     "parse_hub_id",
     "read_checksums",
     "read_manifest",

@@ -16,6 +16,7 @@ from typing import Any
 
 from datasets import Features, List, Value
 
+from mtcabench.io import loads
 from mtcabench.model import BenchmarkSpan, Conversation, Turn
 
 _str = Value("string")
@@ -147,7 +148,7 @@ def conversation_from_row(row: dict[str, Any]) -> Conversation:
             role=t["role"],
             content=t["content"],
             tool_calls=[
-                {"id": c["id"], "name": c["name"], "arguments": json.loads(c["arguments"])}
+                {"id": c["id"], "name": c["name"], "arguments": loads(c["arguments"])}
                 for c in t["tool_calls"]
             ],
             tool_call_id=t["tool_call_id"],
@@ -167,6 +168,6 @@ def conversation_from_row(row: dict[str, Any]) -> Conversation:
         task_id=row["task_id"],
         trial=row["trial"],
         turns=turns,
-        metadata=json.loads(row["metadata"]),
+        metadata=loads(row["metadata"]),
         schema_version=row["schema_version"],
     )

@@ -25,8 +25,14 @@ def _no_control(value: str) -> str:
     return value
 
 
-#: A record or span id: any printable text (checked wherever an id is read).
-Id = Annotated[str, AfterValidator(_no_control)]
+#: The same rule in JSON Schema, for the published schema of a submission line: no control
+#: character anywhere (an unanchored pattern under "not": "$" would let a final line break by).
+_NO_CONTROL_SCHEMA = {"not": {"pattern": "[\\u0000-\\u001f\\u007f-\\u009f\\u2028\\u2029]"}}
+
+#: A record or span id: any printable text (checked wherever an id is read; the JSON schema
+#: states it too, so that a line is valid exactly when the reader accepts it).
+Id = Annotated[str, AfterValidator(_no_control),
+               Field(json_schema_extra=_NO_CONTROL_SCHEMA)]
 
 
 class _Model(BaseModel):

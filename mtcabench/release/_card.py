@@ -1,5 +1,9 @@
 """The dataset card (README.md): the YAML header the Hub and ``datasets`` read, and the prose.
 
+The card's layout and fixed prose are a template, ``mtcabench/resources/release/card.md``
+(:class:`string.Template`: ``${name}`` is filled, no logic); this module computes what fills
+it: the header, the numbers, and the tables and paragraphs that depend on the release.
+
 The header carries the configs with their data files, the typed features of each config
 (``dataset_info``), the licence of each source, task categories and size category. The body
 says what the data is, how to load it, the scores to read results against (floors), how many
@@ -10,6 +14,7 @@ were made by a person.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from string import Template
 
 from datasets import DatasetInfo, Features, SplitDict, SplitInfo
 from datasets.info import DatasetInfosDict
@@ -103,173 +108,123 @@ def _fields(model, extra: dict[str, str]) -> list[str]:
     return _table(["field", "meaning"], rows)
 
 
-def card_body(manifest: ReleaseManifest, floors: Sequence[str] = ()) -> list[str]:
-    """The card's prose; ``floors`` is the Floors section (:mod:`mtcabench.release._floors`)."""
-    st, rv, rc = manifest.statistics, manifest.review, manifest.recipe
-    n = st["spans"]
-    v = manifest.version
-    lines = [
-        f"# MTCABench {v}",
-        "",
-        "Multi-turn context attribution benchmark: target spans in the assistant turns of "
-        "agent conversations with tool calls, each with a gold provenance graph (a DAG over "
-        "turn indices, edges `child -> parent` pointing backwards in time) and one of four "
-        "dependency types. It is the benchmark of Tokengeist (Tang, Barke and Agarwal, 2026), "
-        "built, validated and published with the `mtcabench` tool.",
-        "",
-        f"This release holds **{n} spans** in **{st['conversations']} conversations**.",
-        "",
-        "## Provenance of the decisions",
-        "",
-    ]
+def _block(lines: Sequence[str]) -> str:
+    """Lines for a ``${name}`` of the card template that stands at the start of a line: each
+    line with its line break, so that an empty block leaves no blank line."""
+    return "".join(line + "\n" for line in lines)
+
+
+def _annotator_rows(annotators: list[dict]) -> list[list[object]]:
+    return [[a.get("name", ""), a.get("model") or a.get("rules_version") or "",
+             a.get("prompt_version", ""),
+             f"`{a['prompt_hash']}`" if a.get("prompt_hash") else "", a["count"]]
+            for a in annotators]
+
+
+def _provenance(manifest: ReleaseManifest) -> list[str]:
+    rv, n = manifest.review, manifest.statistics["spans"]
     if rv["auto_spans"]:
-        lines += [
+        return [
             f"> **{rv['auto_spans']} of {n} spans ({_pct(rv['auto_spans'], n)}) were accepted "
             "automatically, with no human reviewer.** Their `decision_source` column is "
             "`auto`; filter on `decision_source == \"human\"` for the reviewed gold only. "
             f"Of all {rv['decisions']} decisions, {rv['decisions_by_source']['auto']} were "
             "automatic.",
-            "",
         ]
-    else:
-        lines += [f"Every span was accepted by a human reviewer ({rv['reviewers']} reviewers, "
-                  f"{rv['decisions']} decisions); `decision_source` is `human` throughout.", ""]
-    lines += [
-        "## Loading",
-        "",
-        "```python",
-        "from datasets import load_dataset",
-        "",
-        '# "ORG/NAME" is the Hub id of this dataset, or the path of this folder',
-        'spans = load_dataset("ORG/NAME", "spans", split="test")',
-        'conversations = load_dataset("ORG/NAME", "conversations", split="test")',
-        "```",
-        "",
-        "With mtcabench installed, `mtcabench.release.load_release(\"ORG/NAME\")` (or a folder) "
-        "returns the records (`Benchmark.conversations`, `Benchmark.spans`) that the "
-        "reference evaluator and scorer take.",
-        "",
-        *floors,
-        "## Configurations",
-        "",
-    ]
-    lines += _table(["config", "rows", "what", "files"], [
-        [f"`{c.name}`", c.rows,
-         ("spans" if c.table == "spans" else "conversations") +
-         (f" of {c.source}" if c.source else ", all sources"),
-         ", ".join(f"`{f}`" for f in c.files)]
-        for c in manifest.configs
-    ])
-    lines += [
-        "Each config has one split, `test`. A span's `conversation_id` is the `id` of a row of "
-        "`conversations`; its offsets and graph nodes refer to that conversation's turns.",
-        "",
-        "### Span fields",
-        "",
-    ]
-    lines += _fields(BenchmarkSpan, {})
-    lines += [
-        "Graph edges are structs `{child, parent, kind, score, evidence}`; `kind` is "
-        "`content` or `structural` (a tool result's link to the turn that issued its call).",
-        "",
-        "### Conversation fields",
-        "",
-    ]
-    lines += _fields(Conversation, {})
-    lines += [
-        "Each turn holds `index`, `role` (system, user, assistant, tool), `content`, `text`, "
-        "`tool_calls` (`id`, `name`, `arguments` as JSON text), `tool_call_id` and `name`. "
-        "`text` is the canonical text every offset refers to: the content followed, for an "
-        "assistant turn, by one line per tool call, `name({\"arg\": ...})`. `metadata` is the "
-        "source's run metadata as JSON text.",
-        "",
-        "## Statistics",
-        "",
-        "Spans by dependency type and source:",
-        "",
-    ]
-    srcs = sorted(st["by_source"])
-    lines += _table(
-        ["dependency type", "meaning", *srcs, "all", "share"],
-        [[t.value, _TYPE_MEANING[t], *[st["by_type_and_source"][t.value].get(s, 0) for s in srcs],
-          st["by_dependency_type"][t.value], _pct(st["by_dependency_type"][t.value], n)]
-         for t in DependencyType],
-    )
-    lines += ["Spans and conversations by source and domain:", ""]
-    lines += _table(["source", "spans", "conversations"],
-                    [[s, st["by_source"][s], st["conversations_by_source"].get(s, 0)]
-                     for s in srcs])
-    lines += _table(["source/domain", "spans"], [[k, c] for k, c in st["by_domain"].items()])
-    lines += ["Spans by gold depth (longest path from the target, in edges):", ""]
-    lines += _table(["depth", "spans", "share"],
-                    [[d, c, _pct(c, n)] for d, c in st["by_depth"].items()])
-    lines += ["## Review", ""]
-    lines += _table(["", "count"], [
-        ["spans reviewed", rv["reviewed_spans"]],
-        ["spans released (accepted)", rv["released_spans"]],
-        ["spans rejected", rv["rejected_spans"]],
-        ["acceptance rate", _pct(rv["released_spans"], rv["reviewed_spans"])],
-        ["released with edits", rv["edited_spans"]],
-        ["edit rate (of released)", _pct(rv["edited_spans"], rv["released_spans"])],
-        ["spans where voters disagreed", rv["split_spans"]],
-        ["decisions", rv["decisions"]],
-        ["decisions by a person", rv["decisions_by_source"]["human"]],
-        ["decisions made automatically", rv["decisions_by_source"]["auto"]],
-        ["released spans decided by a person", rv["human_spans"]],
-        ["released spans accepted automatically", rv["auto_spans"]],
-        ["human reviewers", rv["reviewers"]],
-    ])
-    lines += ["How decisions became gold spans:", ""]
-    lines += [manifest.selection_rule, ""]
-    lines += ["## Recipe", "",
-              "Gold graphs were proposed by an LLM annotator in two phases (propose, verify), "
-              "checked against the graph rules, then reviewed in Label Studio.", ""]
+    return [f"Every span was accepted by a human reviewer ({rv['reviewers']} reviewers, "
+            f"{rv['decisions']} decisions); `decision_source` is `human` throughout."]
+
+
+def _recipe_annotators(manifest: ReleaseManifest) -> tuple[list[str], list[str]]:
+    """The annotators of the released spans, and the candidates' proposers and verifiers."""
+    rc = manifest.recipe
     ann = rc["annotators"]
-    if ann:
-        lines += ["Annotators of the released spans:", ""]
-        lines += _table(["annotator", "model / rules", "prompt version", "prompt sha256", "spans"], [
-            [a.get("name", ""), a.get("model") or a.get("rules_version") or "",
-             a.get("prompt_version", ""), f"`{a['prompt_hash']}`" if a.get("prompt_hash") else "",
-             a["count"]] for a in ann])
-    else:
-        lines += ["The review decisions name no annotator.", ""]
+    annotators = ["Annotators of the released spans:", "", *_table(
+        ["annotator", "model / rules", "prompt version", "prompt sha256", "spans"],
+        _annotator_rows(ann))] if ann else ["The review decisions name no annotator.", ""]
+    candidates: list[str] = []
     if "candidates" in rc:
         c = rc["candidates"]
-        lines += [f"Candidates: {c['total']} produced, {c['passed_checks']} passed the "
-                  f"deterministic checks, {c['rejected_by_checks']} were rejected by them.", ""]
-        for title, key in (("Proposers (phase 1)", "proposers"), ("Verifiers (phase 2)", "verifiers")):
+        candidates += [f"Candidates: {c['total']} produced, {c['passed_checks']} passed the "
+                       f"deterministic checks, {c['rejected_by_checks']} were rejected by them.",
+                       ""]
+        for title, key in (("Proposers (phase 1)", "proposers"),
+                           ("Verifiers (phase 2)", "verifiers")):
             if c[key]:
-                lines += [f"{title}:", ""]
-                lines += _table(["annotator", "model", "prompt version", "prompt sha256", "candidates"], [
-                    [a.get("name", ""), a.get("model") or a.get("rules_version") or "",
-                     a.get("prompt_version", ""),
-                     f"`{a['prompt_hash']}`" if a.get("prompt_hash") else "", a["count"]]
-                    for a in c[key]])
-    lines += [f"Review: {rc['reviewers']} human reviewers, {rc['decisions']} decisions "
-              f"({rc['decisions_by_source']['human']} by a person, "
-              f"{rc['decisions_by_source']['auto']} automatic).", ""]
-    lines += lineage_section(manifest)
-    lines += ["## Sources and licences", "",
-              "Each conversation keeps the licence of the dataset it came from:", ""]
-    lines += _table(["source", "licence", "upstream"],
-                    [[s, manifest.licenses[s], SOURCES[s]["url"]] for s in sorted(manifest.licenses)])
-    lines += ["## Validation", "",
-              "The release was refused as a whole unless every span passed every rule:", ""]
-    lines += [f"- `{k}`: {v}" for k, v in {**RULES, **RELEASE_RULES}.items()] + [""]
-    lines += [
-        "## Files",
-        "",
-        f"- `{CHECKSUMS_NAME}`: sha256 of every other file (`sha256sum -c {CHECKSUMS_NAME}`).",
-        f"- `{CHANGELOG_NAME}`: what changed against the previous release"
-        + (f" ({manifest.previous_version})." if manifest.previous_version else "."),
-        f"- `{MANIFEST_NAME}`: this card's numbers, the configs and the build settings, "
-        "machine-readable.",
-        "",
-        f"Built by {manifest.builder}. Data files are reproducible: building again from the "
-        "same reviewed decisions and conversations gives byte-identical Parquet files.",
-        "",
-    ]
-    return lines
+                candidates += [f"{title}:", "", *_table(
+                    ["annotator", "model", "prompt version", "prompt sha256", "candidates"],
+                    _annotator_rows(c[key]))]
+    return annotators, candidates
+
+
+def card_values(manifest: ReleaseManifest, floors: Sequence[str] = ()) -> dict[str, str]:
+    """What fills the card template's ``${name}``s: numbers, and the tables and the
+    paragraphs that depend on the release, as Markdown."""
+    st, rv, rc = manifest.statistics, manifest.review, manifest.recipe
+    n = st["spans"]
+    srcs = sorted(st["by_source"])
+    annotators, candidates = _recipe_annotators(manifest)
+    return {
+        "version": manifest.version,
+        "spans": str(n),
+        "conversations": str(st["conversations"]),
+        "provenance": _block(_provenance(manifest)),
+        "floors": _block(floors),
+        "configurations": _block(_table(["config", "rows", "what", "files"], [
+            [f"`{c.name}`", c.rows,
+             ("spans" if c.table == "spans" else "conversations") +
+             (f" of {c.source}" if c.source else ", all sources"),
+             ", ".join(f"`{f}`" for f in c.files)]
+            for c in manifest.configs
+        ])),
+        "span_fields": _block(_fields(BenchmarkSpan, {})),
+        "conversation_fields": _block(_fields(Conversation, {})),
+        "by_type": _block(_table(
+            ["dependency type", "meaning", *srcs, "all", "share"],
+            [[t.value, _TYPE_MEANING[t],
+              *[st["by_type_and_source"][t.value].get(s, 0) for s in srcs],
+              st["by_dependency_type"][t.value], _pct(st["by_dependency_type"][t.value], n)]
+             for t in DependencyType])),
+        "by_source": _block(_table(["source", "spans", "conversations"],
+                                   [[s, st["by_source"][s], st["conversations_by_source"].get(s, 0)]
+                                    for s in srcs])),
+        "by_domain": _block(_table(["source/domain", "spans"],
+                                   [[k, c] for k, c in st["by_domain"].items()])),
+        "by_depth": _block(_table(["depth", "spans", "share"],
+                                  [[d, c, _pct(c, n)] for d, c in st["by_depth"].items()])),
+        "review": _block(_table(["", "count"], [
+            ["spans reviewed", rv["reviewed_spans"]],
+            ["spans released (accepted)", rv["released_spans"]],
+            ["spans rejected", rv["rejected_spans"]],
+            ["acceptance rate", _pct(rv["released_spans"], rv["reviewed_spans"])],
+            ["released with edits", rv["edited_spans"]],
+            ["edit rate (of released)", _pct(rv["edited_spans"], rv["released_spans"])],
+            ["spans where voters disagreed", rv["split_spans"]],
+            ["decisions", rv["decisions"]],
+            ["decisions by a person", rv["decisions_by_source"]["human"]],
+            ["decisions made automatically", rv["decisions_by_source"]["auto"]],
+            ["released spans decided by a person", rv["human_spans"]],
+            ["released spans accepted automatically", rv["auto_spans"]],
+            ["human reviewers", rv["reviewers"]],
+        ])),
+        "selection_rule": manifest.selection_rule,
+        "annotators": _block(annotators),
+        "candidates": _block(candidates),
+        "reviewers": str(rc["reviewers"]),
+        "decisions": str(rc["decisions"]),
+        "human_decisions": str(rc["decisions_by_source"]["human"]),
+        "auto_decisions": str(rc["decisions_by_source"]["auto"]),
+        "lineage": _block(lineage_section(manifest)),
+        "licences": _block(_table(["source", "licence", "upstream"],
+                                  [[s, manifest.licenses[s], SOURCES[s]["url"]]
+                                   for s in sorted(manifest.licenses)])),
+        "rules": _block([f"- `{k}`: {v}" for k, v in {**RULES, **RELEASE_RULES}.items()]),
+        "checksums_name": CHECKSUMS_NAME,
+        "changelog_name": CHANGELOG_NAME,
+        "manifest_name": MANIFEST_NAME,
+        "previous": f" ({manifest.previous_version})" if manifest.previous_version else "",
+        "builder": manifest.builder,
+    }
 
 
 def _lineage_versions(manifest: ReleaseManifest) -> dict[str, int]:
@@ -324,6 +279,8 @@ def _handcheck_lines(version: str, manifest: ReleaseManifest) -> list[str]:
 
 def render_card(manifest: ReleaseManifest, features: dict[str, Features],
                 table_bytes: dict[str, int], floors: Sequence[str] = ()) -> str:
-    """The whole README.md."""
-    header = card_header(manifest, features, table_bytes)
-    return "---\n" + header + "\n---\n\n" + "\n".join(card_body(manifest, floors))
+    """The whole README.md: the card template (``mtcabench/resources/release/card.md``)
+    filled with the YAML header and :func:`card_values`."""
+    values = {"header": card_header(manifest, features, table_bytes),
+              **card_values(manifest, floors)}
+    return Template(resources.card_template()).substitute(values)

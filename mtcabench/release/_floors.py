@@ -1,15 +1,16 @@
 """The card's Floors section: what a score on this release must beat, and reference scores.
 
 The model-free baselines of :mod:`mtcabench.baselines` (``recency``, ``first-user``) are scored
-at build time on the released spans, with the scorer's definitions (edge F1 over distinct
-``(child, parent)`` pairs, source recall over the exogenous turns among an edge set's nodes,
-both from :mod:`mtcabench.graph`; macro averages, the mean over spans), overall and by
-dependency type. This is deterministic and takes well under a second on the full benchmark.
+at build time on the released spans by :mod:`mtcabench.results.floors` (the scores ``mtcabench
+score`` puts beside a submission's rows) and averaged with the metrics table of
+:mod:`mtcabench.results.metrics` (macro averages, the mean over spans), overall and by
+dependency type; the card shows the metrics that name a card title there. This is
+deterministic and takes well under a second on the full benchmark.
 
 Score reports written by ``mtcabench score`` (``release build --scores REPORT.json``, e.g.
-Tokengeist and flat on this release) add the reference evaluator's rows beside them. The
-release stage does not import the scorer: it reads the report's documented JSON, only the
-fields it shows, and refuses a report whose spans are not this release's.
+Tokengeist and flat on this release) add the reference evaluator's rows beside them. They are
+read with :func:`mtcabench.results.report.read_score_report` (the release stage does not
+import the scorer); a report whose spans are not this release's is refused.
 """
 
 from __future__ import annotations
@@ -17,18 +18,21 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from mtcabench.baselines import FLOORS
-from mtcabench.errors import InputError
-from mtcabench.graph import Violation, edge_f1, set_recall
-from mtcabench.io import format_validation_error, parse_json
-from mtcabench.model import BenchmarkSpan, Conversation, DependencyType, Record
+from mtcabench.benchmark import Benchmark
+from mtcabench.graph import Violation
+from mtcabench.io import format_validation_error
+from mtcabench.model import BenchmarkSpan, Conversation, DependencyType
+from mtcabench.results import METRICS, all_floor_scores, macro_averages, read_score_report
 
-#: The metrics the card shows, with their column titles.
-CARD_METRICS = {"edge_f1": "edge F1", "source_recall": "source recall"}
+
+def card_metrics() -> dict[str, str]:
+    """The metrics the card shows, with their column titles (their table entries' ``card``)."""
+    return {name: m.card for name, m in METRICS.items() if m.card}
 
 
 @dataclass(frozen=True)
@@ -51,70 +55,20 @@ def _groups(spans: list[BenchmarkSpan]) -> dict[str, list[int]]:
 
 
 def floor_rows(spans: list[BenchmarkSpan], conversations: dict[str, Conversation]) -> list[ScoreRow]:
-    """Each floor's macro edge F1 and source recall on ``spans``, overall and by type."""
+    """Each floor's macro averages of the card's metrics on ``spans``, overall and by type."""
     groups = _groups(spans)
+    scores = all_floor_scores(Benchmark(conversations, spans, "release"))
     rows = []
     for name, floor in FLOORS.items():
-        per_span: dict[str, list[float]] = {m: [] for m in CARD_METRICS}
-        for s in spans:
-            conv = conversations[s.conversation_id]
-            pred = [e.pair for e in floor.graph(conv, s.span.turn).edges]
-            sources = {x for pair in pred for x in pair if conv.turns[x].exogenous}
-            per_span["edge_f1"].append(edge_f1(pred, [e.pair for e in s.graph.edges]))
-            per_span["source_recall"].append(set_recall(sources, set(s.sources)))
-        values = {(m, g): (sum(per_span[m][i] for i in idx) / len(idx) if idx else None)
-                  for m in CARD_METRICS for g, idx in groups.items()}
+        by_group = {g: macro_averages([scores[name][i] for i in idx]) if idx else {}
+                    for g, idx in groups.items()}
+        values = {(m, g): by_group[g].get(m) for m in card_metrics() for g in groups}
         rows.append(ScoreRow(f"`{name}`", "model-free floor", values,
                              parameters=dict(floor.parameters)))
     return rows
 
 
 # --------------------------------------------------------------------------- score reports
-
-
-class _Estimate(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    value: float | None
-
-
-class _Metric(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    macro: _Estimate
-
-
-class _Row(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    breakdown: str
-    group: str
-    spans: int
-    metrics: dict[str, _Metric]
-
-
-class _Submission(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    label: str
-    method: str | None = None
-    scorer: str | None = None
-    model: str | None = None
-    parameters: dict[str, Any] = {}
-
-
-class _Counts(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    benchmark: int
-    missing: int
-    skipped: int
-
-
-class ScoreReportView(Record):
-    """The fields of a ``score-report`` (``mtcabench score``'s JSON) that the card shows."""
-
-    KIND: ClassVar[str] = "score-report"
-    model_config = ConfigDict(extra="ignore")
-
-    submission: _Submission
-    spans: _Counts
-    rows: list[_Row]
 
 
 def read_score_reports(paths: list[Path], spans: list[BenchmarkSpan]
@@ -130,11 +84,7 @@ def read_score_reports(paths: list[Path], spans: list[BenchmarkSpan]
     for path in paths:
         path = Path(path)
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError.at(path, f"cannot read the score report ({exc})") from None
-        try:
-            report = ScoreReportView.model_validate(parse_json(text, path))
+            report = read_score_report(path)
         except ValidationError as exc:
             failures.append(Violation(str(path), "score-report", "not a score report of "
                                       "`mtcabench score` (its .score.json): "
@@ -154,7 +104,7 @@ def read_score_reports(paths: list[Path], spans: list[BenchmarkSpan]
                 "RELEASE_FOLDER`) and build again with --force"))
             continue
         values: dict[tuple[str, str], float | None] = {}
-        for m in CARD_METRICS:
+        for m in card_metrics():
             for g in counts:
                 row = by.get(("overall", "all") if g == "all" else ("dependency_type", g))
                 metric = row.metrics.get(m) if row is not None else None
@@ -199,7 +149,7 @@ def floors_section(spans: list[BenchmarkSpan], floors: list[ScoreRow],
         "",
     ]
     header_groups = [f"{'overall' if g == 'all' else g} ({counts[g]})" for g in groups]
-    for metric, title in CARD_METRICS.items():
+    for metric, title in card_metrics().items():
         lines += [f"{title[0].upper()}{title[1:]}:", "",
                   "| method | kind | scored empty | " + " | ".join(header_groups) + " |",
                   "|---|---|---:|" + "---:|" * len(groups)]

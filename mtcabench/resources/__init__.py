@@ -4,6 +4,7 @@
 * ``annotation_ui/``: the Label Studio labeling configuration and the reviewers' instructions;
 * ``raw/manifest.json``: the upstream source files, pinned by commit and checksum;
 * ``raw/sample/``: the bundled sample the demo runs on;
+* ``release/card.md``: the dataset card's template (filled by ``release build``);
 * ``lineage/``: the statement of each lineage rules version (``<version>.md``, printed in the
   dataset card) and the hand-check of its spans on real data (``handcheck-<version>.json``).
 
@@ -16,9 +17,10 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import json
 from importlib.resources import as_file, files
 from pathlib import Path
+
+from mtcabench.io import loads
 
 _extracted = contextlib.ExitStack()
 atexit.register(_extracted.close)
@@ -53,6 +55,11 @@ def sample_path() -> Path:
     return resource_path("raw", "sample", "sample-airline.json")
 
 
+def card_template() -> str:
+    """The dataset card's template (:class:`string.Template` text; mtcabench.release fills it)."""
+    return files(__name__).joinpath("release", "card.md").read_text(encoding="utf-8")
+
+
 def lineage_rules(version: str) -> str | None:
     """The statement of a lineage rules version (``lineage-v2``), or None if none ships.
 
@@ -66,4 +73,4 @@ def lineage_handcheck(version: str) -> dict | None:
     """The hand-check of a rules version's spans on real data (``handcheck-<version>.json``:
     each checked span with its verdict), or None if none ships."""
     path = files(__name__).joinpath("lineage", f"handcheck-{version.split('+')[0]}.json")
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    return loads(path.read_bytes()) if path.is_file() else None

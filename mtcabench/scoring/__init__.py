@@ -2,22 +2,22 @@
 
 The public surface; the code lives in one module per role:
 
-- :mod:`~mtcabench.scoring.metrics`: the metric definitions (per span, macro and micro);
-- :mod:`~mtcabench.scoring.submission`: reading and checking a submission file;
+- :mod:`~mtcabench.results.metrics`: the metric definitions (per span, macro and micro);
+- :mod:`~mtcabench.results.submission`: reading and checking a submission file;
 - :mod:`~mtcabench.scoring.bootstrap`: vectorised (paired) bootstrap intervals;
 - :mod:`~mtcabench.scoring.scorer`: scoring, report rows, comparisons, the model-free floors;
-- :mod:`~mtcabench.scoring.report`: the report and comparison records (JSON);
+- :mod:`~mtcabench.results.report`: the report and comparison records (JSON);
 - :mod:`~mtcabench.scoring.tables`: terminal and Markdown tables;
 - :mod:`~mtcabench.scoring.plots`: the bar chart by dependency type;
 - :mod:`~mtcabench.scoring.show`: one span drawn with gold and predicted graphs;
-- :mod:`~mtcabench.scoring.schema`: the published JSON schema of a submission line;
+- :mod:`~mtcabench.results.schema`: the published JSON schema of a submission line;
 - :mod:`~mtcabench.scoring.run`: a whole scoring run, as the CLI and the demo do it.
 """
 
-from mtcabench.scoring.metrics import (
+from mtcabench.results.metrics import (
     AVERAGES,
-    DEFINITIONS,
     METRICS,
+    Metric,
     SpanScore,
     aggregate,
     edge_f1,
@@ -25,11 +25,12 @@ from mtcabench.scoring.metrics import (
     edge_recall,
     edge_sources,
     hallucinated_source_recall,
+    register_metric,
     score_span,
     source_precision,
     source_recall,
 )
-from mtcabench.scoring.report import Comparison, FloorReport, ScoreReport
+from mtcabench.results.report import Comparison, FloorReport, ScoreReport
 from mtcabench.scoring.run import ScoreRun, compare_and_print, run_scoring
 from mtcabench.scoring.scorer import (
     build_comparison,
@@ -40,13 +41,14 @@ from mtcabench.scoring.scorer import (
     score_spans,
     score_submission,
 )
-from mtcabench.scoring.submission import TOLERATED, Submission, read_submission
+from mtcabench.results.submission import TOLERATED, Submission, read_submission
 
 __all__ = [
-    "AVERAGES", "DEFINITIONS", "METRICS", "TOLERATED",
-    "Comparison", "FloorReport", "ScoreReport", "ScoreRun", "SpanScore", "Submission",
+    "AVERAGES", "METRICS", "TOLERATED",
+    "Comparison", "FloorReport", "Metric", "ScoreReport", "ScoreRun", "SpanScore", "Submission",
     "aggregate", "build_comparison", "build_report", "compare_and_print", "compare_submissions",
     "edge_f1", "edge_precision", "edge_recall", "edge_sources", "floor_reports",
-    "hallucinated_source_recall", "read_submission", "run_scoring", "score_floor",
+    "hallucinated_source_recall", "read_submission", "register_metric", "run_scoring",
+    "score_floor",
     "score_span", "score_spans", "score_submission", "source_precision", "source_recall",
 ]

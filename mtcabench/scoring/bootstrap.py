@@ -1,7 +1,7 @@
 """Bootstrap confidence intervals of the averages, vectorised with numpy.
 
 A resample draws a group's spans with replacement. Every average is a function of column
-sums of the per-span matrix (:func:`mtcabench.scoring.metrics.span_matrix`), so a block of
+sums of the per-span matrix (:func:`mtcabench.results.metrics.span_matrix`), so a block of
 resamples is one matrix of draw counts times that matrix: 1,000 resamples of 3,845 spans
 take one ``(1000, 3845) @ (3845, 16)`` product, not a Python loop.
 
@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from mtcabench.scoring.metrics import aggregate
+from mtcabench.results.metrics import aggregate
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 0

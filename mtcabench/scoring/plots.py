@@ -13,8 +13,8 @@ import numpy as np
 
 from mtcabench.errors import InputError
 from mtcabench.io import atomic_write
-from mtcabench.scoring.metrics import METRICS
-from mtcabench.scoring.report import ScoreReport
+from mtcabench.results.metrics import METRICS
+from mtcabench.results.report import ScoreReport
 
 #: Panels of the chart by default: the metrics people cite.
 PLOTTED = ("edge_f1", "source_recall")
@@ -59,7 +59,7 @@ def plot_by_dependency_type(
                          label_type="edge", padding=2, fontsize=7)
         ax.set_xticks(x, labels, rotation=15)
         ax.set_ylim(0, 1.12)
-        ax.set_title(f"{METRICS[metric]} ({average} average)")
+        ax.set_title(f"{METRICS[metric].label} ({average} average)")
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].set_ylabel("score (whiskers: 95% bootstrap interval)")
     handles, names = axes[0][0].get_legend_handles_labels()

@@ -22,17 +22,18 @@ from mtcabench.io import (
 )
 from mtcabench.progress import err_console
 from mtcabench.scoring.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
-from mtcabench.scoring.metrics import AVERAGES
-from mtcabench.scoring.report import Comparison, ScoreReport
+from mtcabench.results.metrics import AVERAGES
+from mtcabench.results.report import Comparison, ScoreReport
 from mtcabench.scoring.scorer import (
     ScoredSubmission,
     as_benchmark,
+    benchmark_inputs,
     build_comparison,
     build_report,
     floor_reports,
     score_spans,
 )
-from mtcabench.scoring.submission import submission_name
+from mtcabench.results.submission import submission_name
 from mtcabench.scoring.tables import (
     HEADLINE,
     comparison_markdown,
@@ -99,7 +100,7 @@ def run_scoring(
         planned += [compare_stem.with_suffix(".json"), compare_stem.with_suffix(".md")]
     if plot:
         planned += [out / f"by-dependency-type{suffix}" for suffix in (".png", ".svg")]
-    check_outputs_are_not_inputs([*paths, *_benchmark_files(benchmark)], planned)
+    check_outputs_are_not_inputs([*paths, *benchmark_inputs(benchmark)], planned)
     bench = as_benchmark(benchmark)
 
     scored: dict[Path, ScoredSubmission] = {}
@@ -169,14 +170,6 @@ def compare_and_print(
     run = run_scoring([], benchmark, compare=(a, b), out=out, resamples=resamples, seed=seed,
                       console=console)
     return run.comparison  # type: ignore[return-value]  # always set when compare is given
-
-
-def _benchmark_files(benchmark: Benchmark | str | Path) -> list[Path]:
-    """The files of a benchmark given as a folder (inputs no output may be)."""
-    if isinstance(benchmark, Benchmark):
-        return []
-    folder = Path(benchmark)
-    return [p for p in folder.iterdir() if p.is_file()] if folder.is_dir() else []
 
 
 def _unique(paths: list[Path]) -> list[Path]:

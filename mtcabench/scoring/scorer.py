@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from mtcabench.baselines import FLOORS
-from mtcabench.benchmark import Benchmark, load_benchmark
+from mtcabench.benchmark import Benchmark, load_benchmark, origin_paths
 from mtcabench.errors import InputError
 from mtcabench.model import BenchmarkSpan, DependencyType, SubmissionHeader
 from mtcabench.scoring.bootstrap import (
@@ -20,17 +20,18 @@ from mtcabench.scoring.bootstrap import (
     resampled_averages,
     row_rng,
 )
-from mtcabench.scoring.metrics import (
+from mtcabench.results.floors import floor_scores
+from mtcabench.results.metrics import (
     AVERAGES,
-    COLUMNS,
-    DEFINITIONS,
     METRICS,
     SpanScore,
-    aggregate,
+    columns,
+    definitions,
+    point,
     score_span,
     span_matrix,
 )
-from mtcabench.scoring.report import (
+from mtcabench.results.report import (
     BootstrapSettings,
     ComparedMetric,
     Comparison,
@@ -45,14 +46,12 @@ from mtcabench.scoring.report import (
     SubmissionInfo,
     WarningCount,
 )
-from mtcabench.scoring.submission import (
+from mtcabench.results.submission import (
     Submission,
     Warnings,
     check_against_benchmark,
     read_submission,
 )
-
-_HALLUCINATION = COLUMNS.index("hallucination")
 
 
 @dataclass
@@ -83,6 +82,12 @@ def as_benchmark(benchmark: Benchmark | str | Path) -> Benchmark:
     return benchmark if isinstance(benchmark, Benchmark) else load_benchmark(benchmark)
 
 
+def benchmark_inputs(benchmark: Benchmark | str | Path) -> list[Path]:
+    """What a benchmark (loaded, or a path or Hub id) is read from: inputs no output may be."""
+    return benchmark.input_paths() if isinstance(benchmark, Benchmark) else \
+        origin_paths(benchmark)
+
+
 def score_spans(submission: Submission | str | Path, benchmark: Benchmark) -> ScoredSubmission:
     """Check a submission against the benchmark and score every benchmark span.
 
@@ -97,7 +102,7 @@ def score_spans(submission: Submission | str | Path, benchmark: Benchmark) -> Sc
     scores = [
         submission.scores.get(s.id) or score_span(
             s.id, [], [e.pair for e in s.graph.edges], s.sources,
-            benchmark.conversations[s.conversation_id], s.dependency_type)
+            benchmark.conversation_of(s), s.dependency_type)
         for s in benchmark.spans
     ]
     empty = np.array([submission.status(s.id) != "predicted" for s in benchmark.spans])
@@ -107,22 +112,17 @@ def score_spans(submission: Submission | str | Path, benchmark: Benchmark) -> Sc
 def score_floor(name: str, benchmark: Benchmark) -> ScoredSubmission:
     """The model-free floor ``name`` (:data:`mtcabench.baselines.FLOORS`) on every span.
 
-    Built in memory, exactly as ``trace --method NAME`` would predict and ``score`` would
-    score it (a floor reads no tokens, so no span is skipped).
+    Its scores are :func:`mtcabench.results.floors.floor_scores`, exactly what ``trace
+    --method NAME`` would predict and ``score`` would score (a floor reads no tokens, so no
+    span is skipped), held as an in-memory submission.
     """
     if not benchmark.spans:
         raise InputError(f"{benchmark.origin}: the benchmark has no spans to score")
-    floor = FLOORS[name]
-    header = SubmissionHeader(method=name, parameters=dict(floor.parameters))
+    header = SubmissionHeader(method=name, parameters=dict(FLOORS[name].parameters))
     sub = Submission(Path(f"floor-{name}"), header, {s.id: 0 for s in benchmark.spans}, set(),
                      Warnings(), checked=benchmark)
-    for s in benchmark.spans:
-        conv = benchmark.conversations[s.conversation_id]
-        graph = floor.graph(conv, s.span.turn)
-        sub.scores[s.id] = score_span(s.id, [e.pair for e in graph.edges],
-                                      [e.pair for e in s.graph.edges], s.sources, conv,
-                                      s.dependency_type)
-    scores = [sub.scores[s.id] for s in benchmark.spans]
+    scores = floor_scores(benchmark, name)
+    sub.scores = {s.span_id: s for s in scores}
     return ScoredSubmission(sub, scores, span_matrix(scores),
                             np.zeros(len(scores), dtype=bool), [])
 
@@ -171,10 +171,6 @@ def _estimates(point: dict, samples: dict | None, metric: str, avg: str) -> Esti
         return Estimate(value=None)
     ci = interval(samples[metric][avg], CONFIDENCE) if samples is not None else None
     return Estimate(value=value, low=ci[0] if ci else None, high=ci[1] if ci else None)
-
-
-def _point(matrix: np.ndarray) -> dict:
-    return aggregate(matrix.sum(axis=0)[None, :], np.array([float(matrix.shape[0])]))
 
 
 def _info(sub: Submission) -> SubmissionInfo:
@@ -226,10 +222,10 @@ def _reports(
         raise InputError(f"--seed must be 0 or more, got {seed}")
     rows: list[list[ReportRow]] = [[] for _ in scored]
     compared: list[ComparisonRow] = []
-    hal = scored[0].matrix[:, _HALLUCINATION]
+    hal = scored[0].matrix[:, columns().index("hallucination")]
     for g in groups(benchmark.spans):
         mats = [s.matrix[g.indices] for s in scored]
-        points = [_point(m) for m in mats]
+        points = [point(m) for m in mats]
         if resamples:
             rng = row_rng(seed, g.seed_key(benchmark.spans))
             samples: list = resampled_averages(mats, resamples, rng)
@@ -269,7 +265,7 @@ def _reports(
                              predicted=len(sub.lines) - skipped,
                              missing=len(s.missing), skipped=skipped),
             bootstrap=BootstrapSettings(resamples=resamples, seed=seed, confidence=CONFIDENCE),
-            definitions=dict(DEFINITIONS),
+            definitions=definitions(),
             averages=dict(AVERAGES),
             warnings=[WarningCount(**w) for w in sub.warnings.as_list()],
             rows=r,

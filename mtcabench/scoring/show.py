@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mtcabench.errors import InputError
-from mtcabench.benchmark import Benchmark
 from mtcabench.io import (
     all_or_nothing,
     atomic_write,
@@ -24,9 +23,9 @@ from mtcabench.io import (
     derived_name,
 )
 from mtcabench.model import BenchmarkSpan, Conversation, PredictedEdge, Role, parse_span_id
-from mtcabench.scoring.metrics import METRICS, score_span
-from mtcabench.scoring.scorer import as_benchmark
-from mtcabench.scoring.submission import read_submission
+from mtcabench.results.metrics import METRICS, score_span
+from mtcabench.scoring.scorer import as_benchmark, benchmark_inputs
+from mtcabench.results.submission import read_submission
 
 Pair = tuple[int, int]
 
@@ -178,7 +177,7 @@ def render_html(view: SpanView) -> str:
     span = view.span
     metrics = view.metrics() if view.predicted is not None and view.with_gold else {}
     rows = "".join(
-        f"<tr><td>{e(METRICS[k])}</td><td>{'n/a' if v is None else f'{v:.3f}'}</td></tr>"
+        f"<tr><td>{e(METRICS[k].label)}</td><td>{'n/a' if v is None else f'{v:.3f}'}</td></tr>"
         for k, v in metrics.items())
     edges = "".join(
         f'<tr style="color:{_colour(view, p)}"><td>{p[0]} \u2192 {p[1]}</td>'
@@ -307,7 +306,7 @@ def span_views(
         if span is None:
             raise InputError(f"span id {span_id!r} is not in the benchmark {bench.origin}"
                              f"{_hint(span_id, index)}")
-        conv = bench.conversations[span.conversation_id]
+        conv = bench.conversation_of(span)
         if sub is None:
             views.append(SpanView(span, conv, None, label="no submission", status="gold only"))
             continue
@@ -389,8 +388,7 @@ def draw_spans(
     if fmt not in ("html", "svg"):
         raise InputError(f"--format must be html or svg, got {fmt!r}")
     inputs: list[Path] = [Path(submission)] if submission is not None else []
-    if not isinstance(benchmark, Benchmark) and Path(benchmark).is_dir():
-        inputs += [p for p in Path(benchmark).iterdir() if p.is_file()]
+    inputs += benchmark_inputs(benchmark)
     check_outputs_are_not_inputs(inputs, picture_paths(list(span_ids), out, fmt))
     views = span_views(span_ids, benchmark, submission)
     return views, write_views(views, out, fmt)

@@ -9,8 +9,8 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from mtcabench.scoring.metrics import AVERAGES, METRICS
-from mtcabench.scoring.report import (
+from mtcabench.results.metrics import AVERAGES, METRICS
+from mtcabench.results.report import (
     BREAKDOWNS,
     Comparison,
     Difference,
@@ -90,7 +90,7 @@ def report_table(report: ScoreReport, average: str = "macro") -> Table:
     table.add_column("group")
     table.add_column("spans", justify="right")
     for name in METRICS:
-        table.add_column(f"{METRICS[name]}\n({average})", justify="right")
+        table.add_column(f"{METRICS[name].label}\n({average})", justify="right")
     previous = None
     for row in report.rows:
         if previous is not None and row.breakdown != previous:
@@ -125,7 +125,7 @@ def comparison_table(cmp: Comparison, average: str = "macro",
     table.add_column("group")
     table.add_column("spans", justify="right")
     for name in metrics:
-        table.add_column(f"{METRICS[name]} ({average})", justify="right")
+        table.add_column(f"{METRICS[name].label} ({average})", justify="right")
     previous = None
     for row in cmp.rows:
         if previous is not None and row.breakdown != previous:
@@ -192,7 +192,7 @@ def report_markdown(report: ScoreReport) -> str:
     for average in AVERAGES:
         lines += ["", f"## {average.capitalize()} average", "",
                   _md_row(["group", "spans", "scored empty"]
-                          + [f"{METRICS[n]} ({average})" for n in METRICS]),
+                          + [f"{METRICS[n].label} ({average})" for n in METRICS]),
                   _md_row(["---"] + ["---:"] * (2 + len(METRICS)))]
         for row in report.rows:
             lines.append(_md_row([row.title, str(row.spans), str(row.missing)] + [
@@ -223,7 +223,7 @@ def comparison_markdown(cmp: Comparison) -> str:
                 f"`{w.code}` x{w.count}" for w in rep.warnings))
     for average in AVERAGES:
         lines += ["", f"## {average.capitalize()} average: {AVERAGES[average]}", "",
-                  _md_row(["group", "spans"] + [METRICS[n] for n in METRICS]),
+                  _md_row(["group", "spans"] + [m.label for m in METRICS.values()]),
                   _md_row(["---"] + ["---:"] * (1 + len(METRICS)))]
         for row in cmp.rows:
             cells = []

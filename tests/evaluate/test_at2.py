@@ -11,7 +11,6 @@ from mtcabench.benchmark import load_benchmark
 from mtcabench.errors import InputError
 from mtcabench.evaluate import TraceSettings, learn_at2_weights, load_weights, trace_benchmark
 from mtcabench.evaluate.attribution._at2 import PACKAGED_WEIGHTS, fit_weights, mean_correlation, weights_for
-from mtcabench.evaluate.runners._run import group_spans
 
 pytestmark = pytest.mark.model
 
@@ -20,7 +19,7 @@ pytestmark = pytest.mark.model
 def learned(loaded, sample_benchmark, tmp_path_factory):
     bench = load_benchmark(sample_benchmark)
     out = tmp_path_factory.mktemp("at2") / "weights.json"
-    result = learn_at2_weights(loaded, list(bench.conversations.values()), group_spans(bench),
+    result = learn_at2_weights(loaded, list(bench.conversations.values()), bench.spans_by_conversation(),
                                out, masks=6, iterations=200, heldout=0.34, progress=False)
     return out, result
 
@@ -79,3 +78,11 @@ def test_bad_weights_files_are_named(loaded, tmp_path, content, message):
     with pytest.raises(InputError, match=message) as err:
         weights_for(loaded, path)
     assert str(path) in err.value.message
+
+
+def test_a_deeply_nested_weights_file_is_one_line(tmp_path):
+    # Read with io's parser: a depth limit and the line, not a RecursionError.
+    path = tmp_path / "w.json"
+    path.write_text('{"weights":\n' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(InputError, match=r"w\.json:2: not JSON \(nested more than 200 levels"):
+        load_weights(path)

@@ -66,8 +66,8 @@ def test_baselines_run_without_a_model(no_model, sample_benchmark, tmp_path):
     report = trace_benchmark(sample_benchmark, outs, scorer="not-even-looked-at", progress=False)
     assert report.forward_passes == 0 and report.skipped == 0 and report.spans == 5
     bench = load_benchmark(sample_benchmark)
-    from mtcabench.scoring.submission import check_against_benchmark
-    from mtcabench.scoring.submission import read_submission as score_read
+    from mtcabench.results.submission import check_against_benchmark
+    from mtcabench.results.submission import read_submission as score_read
 
     for m, fn in (("recency", recency), ("first-user", first_user)):
         header, entries = read_submission(outs[m])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from mtcabench.evaluate import (
     trace_benchmark,
 )
 from mtcabench.evaluate.runners._run import partial_path
+from mtcabench import results
 from mtcabench.graph import check_graph
 from mtcabench.model import (
     Edge,
@@ -33,9 +33,9 @@ SCORERS = ("avg-attention", "attntrace", "at2")
 
 
 def read_submission(path: Path) -> tuple[SubmissionHeader, list[SubmissionEntry]]:
-    lines = [json.loads(x) for x in path.read_text().splitlines()]
-    return (SubmissionHeader.model_validate(lines[0]),
-            [SubmissionEntry.model_validate(x) for x in lines[1:]])
+    """Header and entries, read by the submission module as `score` and `trace-merge` read."""
+    sub = results.read_submission(path)
+    return sub.header, list(sub.entries.values())
 
 
 def as_graph(entry: SubmissionEntry, target: int) -> ProvenanceGraph:
@@ -76,8 +76,8 @@ def test_sample_submission_is_valid(sample_runs, sample_benchmark, method, score
     assert report.forward_passes == 3 * (3 if scorer == "attntrace" else 1)
     assert header.notes["forward_passes"] == report.forward_passes
     # the scoring stage's own reader accepts it, with no span missing
-    from mtcabench.scoring.submission import check_against_benchmark
-    from mtcabench.scoring.submission import read_submission as score_read
+    from mtcabench.results.submission import check_against_benchmark
+    from mtcabench.results.submission import read_submission as score_read
 
     assert check_against_benchmark(score_read(path), bench) == []
     for entry, span in zip(entries, bench.spans):

@@ -143,6 +143,10 @@ def _cases(tmp_path: Path):
     release = tmp_path / "rel"
     release.mkdir()
     (release / "release.json").write_text("\n" + DEEP, encoding="utf-8")
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text('{\n"files": ' + DEEP + "\n}", encoding="utf-8")
+    report = tmp_path / "deep.score.json"
+    report.write_text('{"kind": "score-report",\n"rows": ' + DEEP + "}", encoding="utf-8")
     return {
         "ingest taubench": (["ingest", "taubench", deep_tau, "-o", out], "m-airline.json:2"),
         "ingest confetti": (["ingest", "confetti", _deep_file(tmp_path, "confetti.jsonl"),
@@ -163,12 +167,18 @@ def _cases(tmp_path: Path):
                            _deep_file(tmp_path, "reviewed.jsonl"), "--conversations", good,
                            "--out", tmp_path / "releases"], "reviewed.jsonl:1"),
         "release verify": (["release", "verify", release], "release.json:2"),
+        "release build --scores": (["release", "build", "--version", "1.0.0", "--reviewed",
+                                    good, "--conversations", good, "--scores", report,
+                                    "--out", tmp_path / "releases"], "deep.score.json:2"),
+        "raw list": (["raw", "list", "--manifest", manifest], "manifest.json:2"),
+        "trace-merge": (["trace-merge", sub, "-o", out], "sub.jsonl:2"),
     }
 
 
 CASES = ["ingest taubench", "ingest confetti", "validate", "stats", "annotate lineage",
          "score submission", "score benchmark", "review auto-accept",
-         "review auto-accept conversations", "release build", "release verify"]
+         "review auto-accept conversations", "release build", "release verify",
+         "release build --scores", "raw list", "trace-merge"]
 
 
 @pytest.mark.parametrize("case", CASES)

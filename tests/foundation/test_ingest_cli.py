@@ -128,7 +128,8 @@ def test_existing_output_survives_failed_rerun(tmp_path):
     assert out.read_bytes() == before
 
 
-# ConFETTI: no upstream copy exists here; these records follow design.md section 6.
+# ConFETTI: no upstream copy exists here; these records follow the layout that
+# mtcabench/ingest/confetti.py documents.
 def confetti_line(n, dialog, k, messages):
     return {"id": f"conversationsclean_{n}", "dialog_id": f"{dialog}_{k}", "question": messages,
             "function": [{"name": "get_weather", "parameters": {"type": "object"}}]}

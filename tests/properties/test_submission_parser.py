@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from mtcabench.errors import InputError
 from mtcabench.scoring import read_submission
-from mtcabench.scoring.schema import SCHEMA_PATH
+from mtcabench.results.schema import SCHEMA_PATH
 
 VALIDATOR = jsonschema.Draft202012Validator(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
 

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mtcabench.cli import app
-from mtcabench.scoring.report import Comparison
+from mtcabench.results.report import Comparison
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
 

@@ -44,7 +44,7 @@ from mtcabench.model import (
     span_id,
 )
 from mtcabench.scoring import floor_reports, run_scoring, score_floor, score_submission
-from mtcabench.scoring.report import Comparison, ScoreReport
+from mtcabench.results.report import Comparison, ScoreReport
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ import pytest
 
 from mtcabench.graph import edge_prf
 from mtcabench.model import Conversation, DependencyType, Role, ToolCall, Turn
-from mtcabench.scoring import metrics as m
+from mtcabench.results import metrics as m
 from mtcabench.scoring.bootstrap import interval, paired_p_value, resampled_averages, row_rng
 
 
@@ -188,7 +188,7 @@ def test_bootstrap_is_seeded_and_covers_the_estimate():
     b = resampled_averages([mat], 500, row_rng(0, "row"))[0]["edge_f1"]["macro"]
     c = resampled_averages([mat], 500, row_rng(1, "row"))[0]["edge_f1"]["macro"]
     assert np.array_equal(a, b) and not np.array_equal(a, c)
-    point = mat[:, m.COLUMNS.index("edge_f1")].mean()
+    point = mat[:, m.columns().index("edge_f1")].mean()
     low, high = interval(a)
     assert low < point < high and high - low < 0.2
 

@@ -8,7 +8,7 @@ import json
 import jsonschema
 import pytest
 
-from mtcabench.scoring.schema import SCHEMA_PATH, schema_text, submission_schema
+from mtcabench.results.schema import SCHEMA_PATH, schema_text, submission_schema
 
 VALID = [
     {"kind": "submission", "method": "tokengeist", "scorer": "avg-attention",
@@ -30,7 +30,7 @@ INVALID = [
 
 
 def test_published_schema_is_up_to_date():
-    # If this fails after a model change: python -m mtcabench.scoring.schema --write
+    # If this fails after a model change: python -m mtcabench.results.schema --write
     assert SCHEMA_PATH.read_text(encoding="utf-8") == schema_text()
 
 

@@ -24,7 +24,7 @@ from typer.testing import CliRunner
 
 from mtcabench.cli import app
 from mtcabench.scoring import compare_submissions, score_submission
-from mtcabench.scoring.report import Comparison, ScoreReport
+from mtcabench.results.report import Comparison, ScoreReport
 
 runner = CliRunner()
 

@@ -35,7 +35,7 @@ from mtcabench.model import (
     span_id,
 )
 from mtcabench.scoring import read_submission, score_submission
-from mtcabench.scoring.schema import submission_schema
+from mtcabench.results.schema import submission_schema
 
 runner = CliRunner()
 HEADER = {"kind": "submission", "method": "tokengeist"}

@@ -24,8 +24,8 @@ from mtcabench.annotate.llm.cache import ResponseCache
 from mtcabench.annotate.llm.policy import RequestFailed
 from mtcabench.annotate.llm.providers import OPENAI_BATCH_URL
 from mtcabench.annotate.llm.wire import Answer, ChatRequest
-from mtcabench.errors import ServiceError
-from mtcabench.io import JSONError, atomic_write, loads
+from mtcabench.errors import InputError, ServiceError
+from mtcabench.io import JSONError, atomic_write, loads, parse_json
 
 if TYPE_CHECKING:
     from mtcabench.annotate.llm.client import ApiClient
@@ -117,7 +117,11 @@ class BatchState:
     def pending(self) -> list[dict[str, Any]]:
         if not self.path.exists():
             return []
-        return json.loads(self.path.read_text(encoding="utf-8")).get("pending", [])
+        data = parse_json(self.path.read_bytes(), self.path)
+        if not isinstance(data, dict) or not isinstance(data.get("pending", []), list):
+            raise InputError.at(self.path, "not a batch state file (a JSON object with a "
+                                "'pending' list); delete it to start the batches afresh")
+        return data.get("pending", [])
 
     def _save(self, pending: list[dict[str, Any]]) -> None:
         with atomic_write(self.path) as fh:

@@ -104,8 +104,9 @@ def candidate_from_answer(
     dtype = DependencyType(answer.dependency_type)
     changes = list(check.notes)
     if dtype is not DependencyType.HALLUCINATION and check.ok:
-        # The type of a supported span follows from its graph's shape (design.md section 3);
-        # a disagreement is corrected and recorded rather than trusted.
+        # The type of a supported span follows from its graph's shape (the target's own
+        # parents: an assistant turn makes it chained, two exogenous turns multi-source;
+        # infer_dependency_type); a disagreement is corrected and recorded rather than trusted.
         shape = infer_dependency_type(check.graph, conv)
         if shape is not dtype:
             changes.append(f"type {dtype.value} -> {shape.value} (the verified graph's shape)")

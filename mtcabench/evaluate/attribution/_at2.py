@@ -36,7 +36,7 @@ from mtcabench.evaluate.attribution._attention import query_features
 from mtcabench.evaluate.attribution._loading import DEFAULT_MODEL, LoadedModel
 from mtcabench.evaluate.attribution._render import render_conversation
 from mtcabench.evaluate._settings import AT2_LEARN
-from mtcabench.io import atomic_write, format_validation_error
+from mtcabench.io import JSONError, atomic_write, format_validation_error, loads
 from mtcabench.model import Record, Role
 from mtcabench.progress import progress_bar
 
@@ -70,10 +70,10 @@ def load_weights(path: str | Path) -> At2Weights:
     if not path.is_file():
         raise InputError(f"{path}: no such AT2 weights file; learn one with `mtcabench at2-learn`")
     try:
-        w = At2Weights.model_validate(json.loads(path.read_text(encoding="utf-8")))
+        w = At2Weights.model_validate(loads(path.read_bytes()))
         w.tensor()
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: not JSON ({exc.msg})") from None
+    except JSONError as exc:
+        raise InputError.at(path, f"not JSON ({exc.reason})", line=exc.line) from None
     except ValidationError as exc:
         raise InputError(f"{path}: {format_validation_error(exc)}") from None
     except ValueError as exc:

@@ -90,7 +90,7 @@ def target_graph(target: int, parents: Iterable[int], score: float = 1.0) -> Pro
 
 @register_method
 class Tokengeist(Method):
-    """Tokengeist's backward search (design.md section 4; mtcabench.evaluate.methods._tokengeist)."""
+    """Tokengeist's backward search (mtcabench.evaluate.methods._tokengeist; docs/evaluate.md)."""
 
     name = "tokengeist"
 

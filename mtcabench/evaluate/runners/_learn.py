@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from mtcabench.benchmark import load_benchmark
 from mtcabench.evaluate._settings import AT2_LEARN, DEFAULT_DEVICE, TraceSettings
 from mtcabench.evaluate.attribution._loading import DEFAULT_MODEL
-from mtcabench.evaluate.runners._run import group_spans, input_files
+from mtcabench.evaluate.runners._run import input_files
 from mtcabench.io import check_outputs_are_not_inputs
 
 if TYPE_CHECKING:
@@ -30,8 +30,8 @@ def learn_at2_from_benchmark(
     """Learn the weights for ``model`` from (at most ``conversations``) conversations of the
     benchmark and write them to ``out``; checked before the model loads."""
     bench = load_benchmark(benchmark)
-    check_outputs_are_not_inputs(input_files(bench.origin), [out])
-    by_conv = group_spans(bench)
+    check_outputs_are_not_inputs(input_files(bench), [out])
+    by_conv = bench.spans_by_conversation()
     ids = list(by_conv) + [c for c in bench.conversations if c not in by_conv]
     convs = [bench.conversations[c] for c in ids[:conversations]]
     from mtcabench.evaluate.attribution._at2 import learn_weights  # imports torch

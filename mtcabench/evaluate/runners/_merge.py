@@ -11,33 +11,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from mtcabench.errors import InputError
-from mtcabench.evaluate.runners._run import write_submission
-from mtcabench.io import check_outputs_are_not_inputs, format_validation_error, iter_json_lines
+from mtcabench.io import check_outputs_are_not_inputs
 from mtcabench.model import SubmissionEntry, SubmissionHeader
+from mtcabench.results import RUN_KEY, read_submission, run_key, shard_of, write_submission
 
-_SAME = ("method", "scorer", "model", "parameters", "benchmark")
 _SUMMED = ("spans", "skipped", "conversations", "forward_passes", "wall_s")
 
 
-def _read(path: Path) -> tuple[SubmissionHeader, list[SubmissionEntry]]:
-    lines = list(iter_json_lines(path))
-    if not lines:
-        raise InputError(f"{path}: empty file, expected a submission")
-    try:
-        header = SubmissionHeader.model_validate(lines[0][1])
-    except ValidationError as exc:
-        raise InputError.at(path, format_validation_error(exc), line=lines[0][0]) from None
-    entries = []
-    for lineno, obj in lines[1:]:
-        try:
-            entries.append(SubmissionEntry.model_validate(obj))
-        except ValidationError as exc:
-            raise InputError.at(path, format_validation_error(exc), line=lineno,
-                                record=obj.get("span_id")) from None
-    return header, entries
+def _read(path: Path) -> tuple[SubmissionHeader | None, list[SubmissionEntry]]:
+    """A shard as the submission module reads it (strictly, a span once per file)."""
+    sub = read_submission(path)
+    return sub.header, list(sub.entries.values())
 
 
 def merge_shards(shards: Iterable[str | Path], out: str | Path) -> int:
@@ -54,12 +39,15 @@ def merge_shards(shards: Iterable[str | Path], out: str | Path) -> int:
     merged: list[SubmissionEntry] = []
     notes_sum = {k: 0 for k in _SUMMED}
     for path, header, entries in read:
-        for key in _SAME:
-            if getattr(header, key) != getattr(first, key):
+        if header is None:
+            raise InputError(f"{path}: not a shard (it has no submission header)")
+        ours, theirs = run_key(header), run_key(first)
+        for key in RUN_KEY:
+            if ours[key] != theirs[key]:
                 raise InputError(f"{path}: {key} differs from {first_path} "
-                                 f"({getattr(header, key)!r} vs {getattr(first, key)!r}); "
+                                 f"({ours[key]!r} vs {theirs[key]!r}); "
                                  "only shards of one run can be merged")
-        shard = header.notes.get("shard")
+        shard = shard_of(header)
         if not shard:
             raise InputError(f"{path}: not a shard (its header has no shard mark)")
         k, n = int(shard["index"]), int(shard["count"])

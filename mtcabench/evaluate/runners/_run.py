@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -27,8 +26,9 @@ from mtcabench.evaluate.attribution._loading import LoadedModel
 from mtcabench.evaluate.attribution._base import scorer_names
 from mtcabench.evaluate.methods._methods import Method, get_methods
 from mtcabench.evaluate._settings import TraceSettings
-from mtcabench.io import atomic_write, check_outputs_are_not_inputs, dump_record
-from mtcabench.model import BenchmarkSpan, SubmissionEntry, SubmissionHeader
+from mtcabench.io import check_outputs_are_not_inputs
+from mtcabench.model import BenchmarkSpan, SubmissionHeader
+from mtcabench.results import write_submission
 
 if TYPE_CHECKING:
     from mtcabench.evaluate.attribution._base import BaseScorer
@@ -47,14 +47,6 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
     return k, n
 
 
-def group_spans(bench: Benchmark) -> dict[str, list[BenchmarkSpan]]:
-    """Spans by conversation, conversations in order of first appearance."""
-    out: dict[str, list[BenchmarkSpan]] = {}
-    for s in bench.spans:
-        out.setdefault(s.conversation_id, []).append(s)
-    return out
-
-
 def shard_conversations(ids: Iterable[str], shard: tuple[int, int] | None) -> set[str]:
     """Conversations of shard K/N: round robin over the sorted ids (all when no shard)."""
     ids = sorted(ids)
@@ -69,13 +61,10 @@ def partial_path(out: Path) -> Path:
     return out.with_name(f".{out.name}.partial")
 
 
-def input_files(origin: str | Path, *files: str | Path | None) -> list[Path]:
-    """The files a run reads: the benchmark (a file, or every file of its folder; a Hub id
-    names none) and any other given ``files`` (e.g. the AT2 weights)."""
-    path = Path(origin)
-    found = [path, *(p for p in path.rglob("*") if p.is_file())] if path.is_dir() else (
-        [path] if path.exists() else [])
-    return found + [Path(f) for f in files if f is not None]
+def input_files(bench: Benchmark, *files: str | Path | None) -> list[Path]:
+    """The files a run reads: the benchmark's (:meth:`Benchmark.input_paths`) and any other
+    given ``files`` (e.g. the AT2 weights)."""
+    return bench.input_paths() + [Path(f) for f in files if f is not None]
 
 
 @dataclass
@@ -116,12 +105,12 @@ def plan_run(
     methods = get_methods(outs)
     if len(set(outs.values())) != len(outs):
         raise InputError("each method needs its own output file")
-    check_outputs_are_not_inputs(input_files(bench.origin, settings.at2_weights),
+    check_outputs_are_not_inputs(input_files(bench, settings.at2_weights),
                                  [*outs.values(), *map(partial_path, outs.values())])
     uses_model = any(m.uses_model for m in methods.values())
     if uses_model and scorer not in scorer_names():
         raise InputError(f"unknown scorer {scorer!r}; choose one of {', '.join(scorer_names())}")
-    by_conv = group_spans(bench)
+    by_conv = bench.spans_by_conversation()
     chosen = shard_conversations(by_conv, shard)
     work = [(cid, spans) for cid, spans in by_conv.items() if cid in chosen]
     return RunPlan(bench, outs, methods, scorer if uses_model else None, settings, shard, work)
@@ -178,18 +167,6 @@ class TraceReport:
     wall_s: float = 0.0
     notes: dict[str, Any] = field(default_factory=dict)
     skipped_by_method: dict[str, int] = field(default_factory=dict)
-
-
-def write_submission(path: Path, header: SubmissionHeader, entries: Iterable[SubmissionEntry | dict]) -> int:
-    """Write a submission file atomically: the header line, then one line per entry."""
-    n = 0
-    with atomic_write(path) as fh:
-        fh.write(json.dumps(dump_record(header), ensure_ascii=False) + "\n")
-        for e in entries:
-            obj = dump_record(e) if isinstance(e, SubmissionEntry) else e
-            fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
-            n += 1
-    return n
 
 
 def finish_run(plan: RunPlan, headers: Mapping[str, SubmissionHeader],

@@ -35,11 +35,12 @@ from mtcabench.evaluate._settings import (
 from mtcabench.io import RecordAppender, dump_record, iter_json_lines
 from mtcabench.model import SubmissionEntry, SubmissionHeader
 from mtcabench.progress import progress_bar
+from mtcabench.results import run_key, shard_of
 
 
-def _header_key(h: dict) -> dict:
-    return {k: h.get(k) for k in ("method", "scorer", "model", "parameters", "benchmark")} | {
-        "shard": (h.get("notes") or {}).get("shard")}
+def _header_key(h: SubmissionHeader | dict) -> dict:
+    """What a partial file must share with this run to be resumed: the run key and the shard."""
+    return run_key(h) | {"shard": shard_of(h)}
 
 
 def _read_partial(path: Path, header: SubmissionHeader) -> dict[str, dict]:
@@ -48,7 +49,7 @@ def _read_partial(path: Path, header: SubmissionHeader) -> dict[str, dict]:
     if not lines:
         return {}
     first = lines[0][1]
-    if _header_key(first) != _header_key(dump_record(header)):
+    if _header_key(first) != _header_key(header):
         raise InputError(f"{path}: an unfinished run with other settings; rerun with the same "
                          "settings to resume it, or delete the file to start over")
     return {obj["span_id"]: obj for _, obj in lines[1:] if obj.get("kind") == SubmissionEntry.KIND}

@@ -2,7 +2,7 @@
 
 ``submission.schema.json`` beside this module is the published copy; a test checks that it
 equals :func:`submission_schema`. After changing the models, regenerate it with
-``python -m mtcabench.scoring.schema --write``.
+``python -m mtcabench.results.schema --write``.
 
 The schema describes one line, and the scorer reads a line exactly when the schema accepts
 it (tests/properties checks this on generated lines). What it cannot say is checked by the

@@ -1,4 +1,10 @@
-"""Reading and checking a submission file against a benchmark, with tolerated issues counted.
+"""The submission format: reading, checking and writing a submission file, and its run key.
+
+Every reader and writer of a submission goes through this module: ``trace`` writes one
+(:func:`write_submission`), ``trace-merge`` reads shards and writes their union, ``score``
+reads one against a benchmark. The records are :class:`~mtcabench.model.SubmissionHeader`
+and :class:`~mtcabench.model.SubmissionEntry`; the published schema of a line is
+``submission.schema.json`` (:mod:`mtcabench.results.schema`).
 
 A submission is JSON Lines: an optional header (``kind: "submission"``) on the first line,
 then one :class:`~mtcabench.model.SubmissionEntry` per span (``kind`` may be left out). Every
@@ -11,24 +17,24 @@ field of the wrong JSON type is refused, never coerced (``"child": "10"``, ``"pa
 Schema.
 
 Read against a benchmark, the file is streamed: each line is checked against its span and
-reduced at once to the counts that scoring needs (:class:`~mtcabench.scoring.metrics.SpanScore`),
+reduced at once to the counts that scoring needs (:class:`~mtcabench.results.metrics.SpanScore`),
 and a line is never longer than a valid one can be, so memory is bounded by the benchmark,
 not by the submission. Read without one, every entry is kept (for tools and tests).
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-
 from mtcabench.benchmark import Benchmark
 from mtcabench.errors import InputError
-from mtcabench.io import iter_json_lines
+from mtcabench.io import atomic_write, dump_record, iter_json_lines
 from mtcabench.model import (
     BenchmarkSpan,
     Conversation,
@@ -36,8 +42,8 @@ from mtcabench.model import (
     SubmissionHeader,
     parse_span_id,
 )
-from mtcabench.scoring._lines import explain_json_document, validate_line, wrong_kind
-from mtcabench.scoring.metrics import SpanScore, score_span
+from mtcabench.results._lines import explain_json_document, validate_line, wrong_kind
+from mtcabench.results.metrics import SpanScore, score_span
 
 #: Issues that are tolerated, each counted and listed in the report: code -> what happens.
 TOLERATED: dict[str, str] = {
@@ -181,7 +187,7 @@ def read_submission(
                 sub.entries[sid] = entry
                 continue
             span = _span_of(path, lineno, sid, index, benchmark)
-            conv = benchmark.conversations[span.conversation_id]
+            conv = benchmark.conversation_of(span)
             check_entry(path, lineno, entry, span, conv)
             if not entry.skipped:
                 sub.scores[sid] = _score(span, conv, [(e.child, e.parent) for e in entry.edges])
@@ -263,7 +269,7 @@ def _check_edge_count(path: Path, lineno: int, obj: dict, index: dict[str, Bench
     """Refuse, before validating them one by one, more edges than the conversation has pairs."""
     sid, edges = obj.get("span_id"), obj.get("edges")
     if isinstance(sid, str) and isinstance(edges, list) and sid in index:
-        conv = benchmark.conversations[index[sid].conversation_id]
+        conv = benchmark.conversation_of(index[sid])
         _check_count(path, lineno, sid, len(edges), len(conv.turns))
 
 
@@ -307,7 +313,7 @@ def _score(span: BenchmarkSpan, conversation: Conversation,
 
 
 def _count_missing(sub: Submission, benchmark: Benchmark) -> list[str]:
-    missing = [s.id for s in benchmark.spans if s.id not in sub.lines]
+    missing = benchmark.missing_from(sub.lines)
     sub.warnings.replace("missing-span", missing)
     return missing
 
@@ -327,7 +333,7 @@ def check_against_benchmark(submission: Submission, benchmark: Benchmark) -> lis
     (parent < child), one that starts after the target turn.
     """
     if submission.checked is benchmark:
-        return [s.id for s in benchmark.spans if s.id not in submission.lines]
+        return benchmark.missing_from(submission.lines)
     if submission.checked is not None:
         raise ValueError("this submission was read against another benchmark; read it again")
     index = benchmark.span_index()
@@ -336,10 +342,47 @@ def check_against_benchmark(submission: Submission, benchmark: Benchmark) -> lis
     for sid, entry in submission.entries.items():
         lineno = submission.lines[sid]
         span = _span_of(path, lineno, sid, index, benchmark)
-        conv = benchmark.conversations[span.conversation_id]
+        conv = benchmark.conversation_of(span)
         check_entry(path, lineno, entry, span, conv)
         if not entry.skipped:
             scores[sid] = _score(span, conv, [(e.child, e.parent) for e in entry.edges])
     submission.scores = scores
     submission.checked = benchmark
     return _count_missing(submission, benchmark)
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def write_submission(path: str | Path, header: SubmissionHeader,
+                     entries: Iterable[SubmissionEntry | dict]) -> int:
+    """Write a submission file atomically: the header line, then one line per entry (a
+    record, or its dumped form); returns the number of entries."""
+    n = 0
+    with atomic_write(Path(path)) as fh:
+        fh.write(json.dumps(dump_record(header), ensure_ascii=False) + "\n")
+        for e in entries:
+            obj = dump_record(e) if isinstance(e, SubmissionEntry) else e
+            fh.write(json.dumps(obj, ensure_ascii=False) + "\n")
+            n += 1
+    return n
+
+
+# --------------------------------------------------------------------------- the run key
+
+#: The header fields that say which run made a submission: the shards of one run agree on
+#: them (``trace-merge``), and an unfinished run resumes only with the same (``trace``).
+RUN_KEY = ("method", "scorer", "model", "parameters", "benchmark")
+
+
+def run_key(header: SubmissionHeader | Mapping[str, Any]) -> dict[str, Any]:
+    """The :data:`RUN_KEY` fields of a header (a record, or a header line as read), as JSON
+    values, so that a record and a line read back compare equal."""
+    obj = dump_record(header) if isinstance(header, SubmissionHeader) else header
+    return {k: obj.get(k) for k in RUN_KEY}
+
+
+def shard_of(header: SubmissionHeader | Mapping[str, Any]) -> dict[str, int] | None:
+    """The shard mark of a header (``{"index": K, "count": N}``), None for a whole run."""
+    notes = header.notes if isinstance(header, SubmissionHeader) else header.get("notes")
+    return (notes or {}).get("shard")

@@ -1,5 +1,8 @@
 """The score report and the comparison, as versioned records written as JSON.
 
+``mtcabench score`` writes them (``NAME.score.json``, ``compare-A-vs-B.score.json``); the
+release stage reads reports (``release build --scores``) with :func:`read_score_report`.
+
 A report states everything needed to read its numbers: the metric formulas, which
 average each number is, the bootstrap settings, how many spans were missing, and every
 tolerated issue counted. Rows are the overall group and one per dependency type, source
@@ -9,10 +12,13 @@ dataset and gold depth.
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import Field
 
+from mtcabench.errors import InputError
+from mtcabench.io import parse_json
 from mtcabench.model import Record, _Model
 
 #: Breakdowns in report order, with their display names.
@@ -145,6 +151,20 @@ class ScoreReport(Record):
             if f.method == method:
                 return f
         raise KeyError(f"no floor {method} (scored with --no-floors?)")
+
+
+def read_score_report(path: str | Path) -> ScoreReport:
+    """Read a score report (``mtcabench score``'s ``.score.json``).
+
+    A file that cannot be read or is not JSON is an InputError naming it; JSON that is not a
+    score report raises pydantic's ValidationError, for the caller to say what it expected.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError.at(path, f"cannot read the score report ({exc})") from None
+    return ScoreReport.model_validate(parse_json(text, path))
 
 
 class Difference(_Model):
