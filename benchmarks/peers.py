@@ -56,7 +56,7 @@ from parameter_study import split_of
 from mtcabench.benchmark import load_benchmark
 from mtcabench.evaluate import TraceSettings, load_model, trace_benchmark
 from mtcabench.io import write_records
-from mtcabench.scoring.metrics import edge_sources
+from mtcabench.results.metrics import edge_sources
 
 #: (label, methods, scorer, naive): every run of the table, in its order.
 RUNS = [

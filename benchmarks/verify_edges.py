@@ -24,7 +24,7 @@ from parameter_study import build_gold, split_of
 from mtcabench.benchmark import load_benchmark
 from mtcabench.evaluate import TraceSettings, attribute_spans, get_methods, load_attributor
 from mtcabench.graph import edge_prf
-from mtcabench.scoring.metrics import edge_sources
+from mtcabench.results.metrics import edge_sources
 
 
 def main() -> None:
