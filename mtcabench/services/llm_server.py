@@ -18,7 +18,6 @@ short schema-constrained completion (scripts/setup.sh runs it, so a broken build
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import shutil
 import signal
@@ -31,6 +30,7 @@ from pathlib import Path
 import httpx
 
 from mtcabench.errors import MtcaError, ServiceError
+from mtcabench.io import loads
 from mtcabench.services._process import describe_exit, free_port
 
 #: How long a cold start may take (loading 98 MB and warming up, on 2 busy cores).
@@ -244,7 +244,7 @@ def check_server(server: LocalLLMServer, timeout_s: float = 120.0) -> str:
                            f"{response.status_code}; its log is {server.log_path}")
     try:
         text = response.json()["choices"][0]["message"]["content"]
-        json.loads(text)
+        loads(text)
     except (ValueError, KeyError, IndexError, TypeError):
         raise ServiceError("the embedded LLM server (llama.cpp) answered, but not with JSON "
                            f"under the schema; its log is {server.log_path}") from None

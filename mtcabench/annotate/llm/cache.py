@@ -28,6 +28,7 @@ from typing import Any
 
 from mtcabench.annotate.llm.wire import Answer
 from mtcabench.errors import InputError, NoSpace, from_os_error
+from mtcabench.io import loads
 
 
 class ResponseCache:
@@ -158,7 +159,7 @@ def answer_of(text: Any) -> Answer | None:
     if not isinstance(text, str):
         return None
     try:
-        data = json.loads(text)
+        data = loads(text)  # the one parser: deep nesting is a ValueError too
     except ValueError:  # JSONDecodeError, and a row that is not UTF-8 text
         return None
     if not isinstance(data, dict) or "content" not in data or not set(data) <= set(_FIELD_TYPES):

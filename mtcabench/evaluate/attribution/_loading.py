@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import json
 import os
 import shutil
 import tempfile
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from mtcabench.errors import InputError
+from mtcabench.io import loads
 
 #: The default model's short name.
 DEFAULT_MODEL = "smollm2-135m-instruct"
@@ -146,8 +146,9 @@ def model_limits(model: str | LoadedModel) -> tuple[int, int] | None:
     if folder is None:
         return None
     try:
-        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-        tok = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
+        # The project's one parser: a deeply nested file is a ValueError too, not a RecursionError.
+        config = loads((folder / "config.json").read_bytes())
+        tok = loads((folder / "tokenizer.json").read_bytes())
         vocab = tok["model"]["vocab"]
         entries = list(vocab) if isinstance(vocab, dict) else [e[0] for e in vocab]
         entries += [t["content"] for t in tok.get("added_tokens") or []]
