@@ -13,7 +13,7 @@ import mtcabench.annotate
 PACKAGE = Path(mtcabench.annotate.__file__).parent
 #: What each layer may import from mtcabench besides itself.
 ALLOWED = {
-    "llm": ("mtcabench.errors", "mtcabench.io", "mtcabench.services"),
+    "llm": ("mtcabench.errors", "mtcabench.io", "mtcabench.redact", "mtcabench.services"),
     "phases": ("mtcabench.annotate.llm", "mtcabench.errors", "mtcabench.graph", "mtcabench.io",
                "mtcabench.model", "mtcabench.resources"),
     "lineage": ("mtcabench.graph", "mtcabench.io", "mtcabench.model"),  # io: the one JSON parser
