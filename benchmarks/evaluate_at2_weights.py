@@ -1,10 +1,10 @@
 """Learn AT2 weights for the default model on TauBench conversations; print the fit figures.
 
-This is how the shipped file mtcabench/evaluate/at2_weights/smollm2-135m-instruct.json was
+This is how the shipped file mtcabench/evaluate/attribution/at2_weights/smollm2-135m-instruct.json was
 made (conversations from index 40 of gpt-4o-airline.json on, so that the first 40, used by the
 tests and the other performance scripts, stay unseen):
 
-    python benchmarks/evaluate_at2_weights.py --out mtcabench/evaluate/at2_weights/smollm2-135m-instruct.json
+    python benchmarks/evaluate_at2_weights.py --out mtcabench/evaluate/attribution/at2_weights/smollm2-135m-instruct.json
 
 It prints the mean Pearson correlation between AT2's predicted and the actual effect of random
 sentence ablations, with uniform weights (= average attention) and with the learned weights,
@@ -23,8 +23,8 @@ from pathlib import Path
 
 from mtcabench.benchmark import load_benchmark
 from mtcabench.evaluate import learn_at2_weights, load_model, render_conversation
-from mtcabench.evaluate._smoke import answer_span_benchmark
-from mtcabench.evaluate._run import group_spans
+from mtcabench.evaluate.runners._smoke import answer_span_benchmark
+from mtcabench.evaluate.runners._run import group_spans
 from mtcabench.ingest import read_taubench
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -35,8 +35,8 @@ from mtcabench.evaluate import (
     make_scorer,
     trace_conversation,
 )
-from mtcabench.evaluate._smoke import answer_span_benchmark
-from mtcabench.evaluate._run import group_spans
+from mtcabench.evaluate.runners._smoke import answer_span_benchmark
+from mtcabench.evaluate.runners._run import group_spans
 from mtcabench.ingest import read_taubench
 
 

@@ -45,9 +45,9 @@ from mtcabench.evaluate import (
     render_conversation,
     trace_conversation,
 )
-from mtcabench.evaluate._attention import forward
-from mtcabench.evaluate._online import DEFAULT_PASS_TOKENS, as_message
-from mtcabench.evaluate._smoke import answer_spans
+from mtcabench.evaluate.attribution._attention import forward
+from mtcabench.evaluate.online._tracer import DEFAULT_PASS_TOKENS, as_message
+from mtcabench.evaluate.runners._smoke import answer_spans
 from mtcabench.ingest import read_taubench
 
 

@@ -26,7 +26,7 @@ once, for the chosen settings.
 
 **Cost.** The model runs once per conversation: one forward pass with average attention gives
 the sentence scores of every query (the spans and every assistant turn Tokengeist may recurse
-into), exactly as ``trace`` computes them (the same function, ``_model_shares``); both turn
+into), exactly as ``trace`` computes them (the same function, ``model_shares``); both turn
 aggregates (max, sum) are derived from those scores. The shares are cached in
 ``--out``/shares.jsonl (keyed by model, scorer, conversation and spans), so a rerun with new
 grid points or the test table costs no forward pass. Every grid point then replays the pure
@@ -191,20 +191,21 @@ def compute_shares(attributor, conversation: Conversation,
                    spans: list[BenchmarkSpan]) -> dict[str, ShareTables]:
     """Both aggregates' share tables of one conversation from one set of forward passes.
 
-    The shares come from trace's own function (``_model_shares``: the context-length policy,
+    The shares come from trace's own function (``model_shares``: the context-length policy,
     the queries Tokengeist asks for); the attributor's sentence scores are computed once and
     reused for the second aggregate.
     """
-    from mtcabench.evaluate._conversation import _model_shares
-    from mtcabench.evaluate._methods import Tokengeist
+    from mtcabench.evaluate.methods._conversation import model_shares
+    from mtcabench.evaluate.methods._methods import Tokengeist
 
     scores_once = _OnePass(attributor)
     out = {}
     for agg in AGGREGATES:
         scores_once.aggregate = agg
-        fns, skipped = _model_shares(scores_once, conversation, spans, [Tokengeist()],
-                                     TraceSettings(turn_aggregate=agg), naive=False)
-        tables = ShareTables(skipped=dict(skipped))
+        result = model_shares(scores_once, conversation, {s.id: s.span for s in spans},
+                              [Tokengeist()], TraceSettings(turn_aggregate=agg))
+        fns = result.shares
+        tables = ShareTables(skipped={k: u.reason() for k, u in result.unfit.items()})
         for sid, fn in fns.items():
             tables.targets[sid] = dict(fn(TARGET))
         if fns:

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from rich.console import Console
 
 from mtcabench.errors import ValidationFailed
+from mtcabench.evaluate import DEFAULT_SCORER
 from mtcabench.ingest import read_taubench, write_conversations
 from mtcabench.resources import sample_path
 from mtcabench.stats import conversation_stats
@@ -43,7 +44,7 @@ class DemoRun:
     base_url: str | None = None  # LLM endpoint; None: OPENAI_API_KEY's OpenAI or embedded
     model: str | None = None
     annotators: str = "lineage,llm"
-    scorer: str = "avg-attention"
+    scorer: str = DEFAULT_SCORER
     serve: bool = False  # keep the review server open at the end
     console: Console = field(default_factory=lambda: Console(stderr=True))
     files: dict[str, Path] = field(default_factory=dict)
@@ -135,7 +136,7 @@ STEPS: list[tuple[str, Callable[[DemoRun], None]]] = [
 
 def run_demo(out: str | Path, *, sample: Path = SAMPLE, base_url: str | None = None,
              model: str | None = None, annotators: str = "lineage,llm",
-             scorer: str = "avg-attention", serve: bool = False,
+             scorer: str = DEFAULT_SCORER, serve: bool = False,
              steps: list[str] | None = None) -> DemoRun:
     """Run every step (or the named ones) on the sample; returns the run with its paths."""
     out = Path(out)

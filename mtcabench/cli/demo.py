@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from mtcabench.cli import _evaluator as ev
 from mtcabench.cli import options
 
 
@@ -19,7 +20,7 @@ def demo(
         "lineage,llm", "--annotators", help="Annotators, comma-separated: lineage (model-free) "
         "and llm (two phases). `--annotators lineage` runs without any LLM server, for machines "
         "where llama.cpp cannot be built."),
-    scorer: str = options.scorer("Base scorer for tracing: avg-attention, attntrace or at2."),
+    scorer: str = ev.scorer("Base scorer for tracing"),
     serve: bool = typer.Option(False, "--serve", help="Keep the review server open at the end "
                                "(until Ctrl-C)."),
     step: list[str] | None = typer.Option(

@@ -14,15 +14,10 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from mtcabench.cli import _evaluator as ev
 from mtcabench.cli import options
-from mtcabench.cli.trace import _eval_extra
-from mtcabench.evaluate import METHODS
-from mtcabench.evaluate._loading import DEFAULT_MODEL
-from mtcabench.evaluate._settings import DEFAULT_DEVICE, DEFAULT_DTYPE, DEFAULT_METHOD, TraceSettings
-from mtcabench.evaluate._tokengeist import SearchSettings
+from mtcabench.evaluate import TraceSettings
 from mtcabench.progress import err_console
-
-_SEARCH, _TRACE = SearchSettings(), TraceSettings()
 
 
 def explain(
@@ -41,23 +36,19 @@ def explain(
     end: int | None = typer.Option(None, "--end", help="End offset (exclusive)."),
     values: bool = typer.Option(False, "--values", help="Explain every id-, date- and "
                                 "amount-like value of the turn (the lineage annotator's values)."),
-    method: list[str] = typer.Option([DEFAULT_METHOD], help=f"{', '.join(METHODS)}; repeat to "
-                                     "compare (e.g. --method tokengeist --method flat)."),
-    scorer: str = options.scorer(),
-    model: str = typer.Option(DEFAULT_MODEL, help="Model: the default SmolLM2 (from its GGUF), "
-                              "a .gguf file, a model folder or a Hub id."),
+    method: list[str] = ev.method(),
+    scorer: str = ev.scorer(),
+    model: str = ev.model(),
     out: Path | None = options.out("Folder to write explain.json and the HTML pages into.",
                                    default=None),
-    top_k: int = typer.Option(_SEARCH.top_k, help="Turns kept per node (highest shares)."),
-    threshold: float = typer.Option(_SEARCH.threshold, help="Least turn share to keep."),
-    d_max: int = typer.Option(_SEARCH.d_max, help="Tokengeist: most content edges on a path."),
-    alpha: float = typer.Option(_SEARCH.alpha, help="Relative pruning threshold."),
-    max_tokens: int | None = typer.Option(_TRACE.max_tokens, help="Token limit (default: the "
-                                          "model's context); a span past it is refused."),
-    at2_weights: Path | None = typer.Option(None, help="AT2 per-head weights (default: the "
-                                            "shipped file for the default model)."),
-    device: str = typer.Option(DEFAULT_DEVICE, help="auto, cpu, cuda, ..."),
-    dtype: str = typer.Option(DEFAULT_DTYPE, help="auto, float32, bfloat16, float16."),
+    top_k: int = ev.top_k(),
+    threshold: float = ev.threshold(),
+    d_max: int = ev.d_max(),
+    alpha: float = ev.alpha(),
+    max_tokens: int | None = ev.max_tokens("a span past it is refused."),
+    at2_weights: Path | None = ev.at2_weights(),
+    device: str = ev.device(),
+    dtype: str = ev.dtype(),
 ) -> None:
     """Explain a span of a transcript: its provenance graph over the turns, as a tree."""
     from mtcabench.explainer import (
@@ -71,13 +62,13 @@ def explain(
     from mtcabench.transcripts import read_transcript
 
     settings = TraceSettings(
-        search=SearchSettings(top_k=top_k, threshold=threshold, d_max=d_max, alpha=alpha),
-        max_tokens=max_tokens, at2_weights=str(at2_weights) if at2_weights else None)
+        search=ev.search_settings(top_k, threshold, d_max, alpha), max_tokens=max_tokens,
+        at2_weights=ev.weights_path(at2_weights))
     conv = read_transcript(file, conversation)
     targets = resolve_targets(conv, turn=turn, span=span, start=start, end=end, values=values)
     if out is not None:
         check_outputs_are_not_inputs([file, at2_weights], output_paths(targets, method, out))
-    with _eval_extra():
+    with ev.eval_extra():
         result = explain_conversation(conv, targets, model=model, scorer=scorer,
                                       methods=method, settings=settings, device=device,
                                       dtype=dtype)

@@ -30,9 +30,6 @@ import typer
 #: import the review stage and its Label Studio client.
 DEFAULT_PROJECT = "mtcabench review"
 
-#: The base scorer unless told otherwise (evaluate's default; a test checks).
-DEFAULT_SCORER = "avg-attention"
-
 
 def out(help: str, default: Any = ..., **extra: Any) -> Any:
     """``--out`` / ``-o``: the file or folder a command writes."""
@@ -85,11 +82,6 @@ def base_url(help: str, **extra: Any) -> Any:
 def llm_model(help: str, **extra: Any) -> Any:
     """``--model``: the LLM's model name at that endpoint."""
     return typer.Option(None, "--model", help=help, **extra)
-
-
-def scorer(help: str = "Base scorer: avg-attention, attntrace, at2.", **extra: Any) -> Any:
-    """``--scorer``: the evaluator's base scorer."""
-    return typer.Option(DEFAULT_SCORER, "--scorer", help=help, **extra)
 
 
 def manifest(default: Path, **extra: Any) -> Any:

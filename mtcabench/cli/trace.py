@@ -1,50 +1,24 @@
 """`mtcabench trace`, `trace-merge` and `at2-learn`: the reference evaluator's commands.
 
-Every default below is read from the evaluator's source (mtcabench.evaluate._settings,
-SearchSettings, DEFAULT_MODEL), whose modules import no torch, so `mtcabench --help` and runs
-of model-free methods stay light; torch is imported only when a command runs a model.
+Every default is read from the evaluator (the options shared with ``explain`` are declared in
+:mod:`mtcabench.cli._evaluator`), whose settings import no torch, so `mtcabench --help` and
+runs of model-free methods stay light; torch is imported only when a command runs a model.
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from pathlib import Path
 
 import typer
 
-from mtcabench.errors import InputError, MtcaError
-from mtcabench.evaluate import METHODS
-from mtcabench.evaluate._loading import DEFAULT_MODEL
-from mtcabench.evaluate._settings import (
-    AT2_LEARN,
-    DEFAULT_DEVICE,
-    DEFAULT_DTYPE,
-    DEFAULT_METHOD,
-    DEFAULT_SCORER,
-    RAY,
-    TraceSettings,
-)
-from mtcabench.evaluate._tokengeist import SearchSettings
+from mtcabench.cli import _evaluator as ev
+from mtcabench.errors import InputError
+from mtcabench.evaluate import AT2_LEARN, RAY, TraceSettings
 from mtcabench.progress import err_console
 
-_SEARCH, _TRACE = SearchSettings(), TraceSettings()
-_MODEL_FREE = " and ".join(m for m, cls in METHODS.items() if not cls.uses_model)
-_EVAL_EXTRA = {"torch", "transformers", "gguf", "accelerate"}
+_TRACE = TraceSettings()
 #: The placeholder of ``--out`` that names one file per method.
 METHOD_FIELD = "{method}"
-
-
-@contextlib.contextmanager
-def _eval_extra() -> Iterator[None]:
-    """One clear line, not a traceback, when a model is needed and the eval extra is missing."""
-    try:
-        yield
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.split(".")[0] in _EVAL_EXTRA:
-            raise MtcaError(f"the evaluator needs {exc.name}, which is not installed: "
-                            "pip install 'mtcabench[eval]'") from None
-        raise
 
 
 def method_outputs(methods: list[str], outs: list[Path]) -> dict[str, Path]:
@@ -69,26 +43,16 @@ def trace(
     out: list[Path] = typer.Option(..., "--out", "-o", help="Submission file to write (JSONL): "
                                    "one per --method, in the same order, or one with "
                                    f"{METHOD_FIELD} in its name (e.g. runs/{METHOD_FIELD}.jsonl)."),
-    method: list[str] = typer.Option([DEFAULT_METHOD], help=f"{', '.join(METHODS)}; repeat to "
-                                     "run several in one pass (one submission each). "
-                                     f"{_MODEL_FREE} are model-free: with only those, no model "
-                                     "is loaded."),
-    scorer: str = typer.Option(DEFAULT_SCORER, help="Base scorer of the model-based methods: "
-                               "avg-attention, attntrace, at2."),
-    model: str = typer.Option(DEFAULT_MODEL, help="Model: the default SmolLM2 (from its GGUF), "
-                              "a .gguf file, a model folder or a Hub id."),
-    top_k: int = typer.Option(_SEARCH.top_k, help="Turns kept per node (highest scores)."),
-    threshold: float = typer.Option(_SEARCH.threshold, help="Least turn share (scores are "
-                                    "normalised to sum to 1 over the preceding turns) to keep."),
-    d_max: int = typer.Option(_SEARCH.d_max, help="Tokengeist: most content edges on a path "
-                              "from the target."),
-    alpha: float = typer.Option(_SEARCH.alpha, help="Relative pruning: keep an edge scoring at "
-                                "least alpha times the best edge out of the same node."),
+    method: list[str] = ev.method("repeat to run several in one pass (one submission each)."),
+    scorer: str = ev.scorer(),
+    model: str = ev.model(),
+    top_k: int = ev.top_k(),
+    threshold: float = ev.threshold(),
+    d_max: int = ev.d_max(),
+    alpha: float = ev.alpha(),
     turn_aggregate: str = typer.Option(_TRACE.turn_aggregate,
                                        help="Sentence to turn scores: max or sum."),
-    max_tokens: int | None = typer.Option(_TRACE.max_tokens, help="Token limit (default: the "
-                                          "model's context); spans beyond it are recorded as "
-                                          "skipped."),
+    max_tokens: int | None = ev.max_tokens("spans beyond it are recorded as skipped."),
     seed: int = typer.Option(_TRACE.seed, help="Seed of AttnTrace's context subsampling."),
     attntrace_top_tokens: int = typer.Option(_TRACE.attntrace_top_tokens,
                                              help="AttnTrace: top-K tokens averaged per sentence."),
@@ -96,13 +60,11 @@ def trace(
                                              help="AttnTrace: context subsamples (forward passes)."),
     attntrace_keep: float = typer.Option(_TRACE.attntrace_keep,
                                          help="AttnTrace: fraction of sentences kept per subsample."),
-    at2_weights: Path | None = typer.Option(_TRACE.at2_weights, help="AT2 per-head weights "
-                                            "(default: the shipped file for the default model)."),
+    at2_weights: Path | None = ev.at2_weights(),
     shard: str | None = typer.Option(None, help="K/N: trace only shard K of N (numbered from "
                                      "1, by conversation); join with `trace-merge`."),
-    device: str = typer.Option(DEFAULT_DEVICE, help="auto, cpu, cuda, cuda:1, ..."),
-    dtype: str = typer.Option(DEFAULT_DTYPE, help="auto (float32 on CPU, bfloat16 on GPU), "
-                              "float32, bfloat16, float16."),
+    device: str = ev.device(),
+    dtype: str = ev.dtype(),
     ray: bool = typer.Option(False, "--ray", help="Run on Ray Data (extra `ray`)."),
     ray_address: str | None = typer.Option(None, help="Ray cluster address (default: local)."),
     ray_workers: int = typer.Option(RAY.workers, help="Ray: model replicas (actors)."),
@@ -113,12 +75,12 @@ def trace(
         raise InputError("--shard and --ray exclude each other (Ray spreads the work itself)")
     outputs = method_outputs(method, out)
     settings = TraceSettings(
-        search=SearchSettings(top_k=top_k, threshold=threshold, d_max=d_max, alpha=alpha),
+        search=ev.search_settings(top_k, threshold, d_max, alpha),
         turn_aggregate=turn_aggregate, max_tokens=max_tokens, seed=seed,
         attntrace_top_tokens=attntrace_top_tokens, attntrace_subsamples=attntrace_subsamples,
-        attntrace_keep=attntrace_keep, at2_weights=str(at2_weights) if at2_weights else None,
+        attntrace_keep=attntrace_keep, at2_weights=ev.weights_path(at2_weights),
     )
-    with _eval_extra():
+    with ev.eval_extra():
         if ray:
             from mtcabench.evaluate import trace_with_ray
 
@@ -154,7 +116,7 @@ def at2_learn(
     benchmark: str = typer.Option(..., "--benchmark", "-b", help="Benchmark whose conversations "
                                   "(and spans) give the ablation data."),
     out: Path = typer.Option(..., "--out", "-o", help="Weights file to write (JSON)."),
-    model: str = typer.Option(DEFAULT_MODEL, help="Model to learn the weights for."),
+    model: str = ev.model(),
     conversations: int | None = typer.Option(None, help="Use at most this many conversations."),
     masks: int = typer.Option(AT2_LEARN.masks, help="Random ablation masks per conversation "
                               "(forward passes)."),
@@ -166,24 +128,16 @@ def at2_learn(
     max_tokens: int | None = typer.Option(_TRACE.max_tokens, help="Token limit (default: model "
                                           "context)."),
     seed: int = typer.Option(AT2_LEARN.seed, help="Seed of masks, split and optimiser."),
-    device: str = typer.Option(DEFAULT_DEVICE, help="auto, cpu, cuda, ..."),
+    device: str = ev.device(),
 ) -> None:
     """Learn AT2's per-head weights for a model from ablations on the benchmark's conversations."""
-    from mtcabench.benchmark import load_benchmark
-    from mtcabench.evaluate._run import group_spans, input_files
-    from mtcabench.io import check_outputs_are_not_inputs
+    from mtcabench.evaluate import learn_at2_from_benchmark
 
-    bench = load_benchmark(benchmark)
-    check_outputs_are_not_inputs(input_files(bench.origin), [out])
-    by_conv = group_spans(bench)
-    ids = list(by_conv) + [c for c in bench.conversations if c not in by_conv]
-    convs = [bench.conversations[c] for c in ids[:conversations]]
-    with _eval_extra():
-        from mtcabench.evaluate import learn_at2_weights, load_model
-
-        result = learn_at2_weights(load_model(model, device=device), convs, by_conv, out,
-                                   masks=masks, keep=keep, iterations=iterations,
-                                   heldout=heldout, seed=seed, max_tokens=max_tokens)
+    with ev.eval_extra():
+        result = learn_at2_from_benchmark(
+            benchmark, out, model=model, conversations=conversations, masks=masks, keep=keep,
+            iterations=iterations, heldout=heldout, max_tokens=max_tokens, seed=seed,
+            device=device)
     t = result.training
     err_console.print(
         f"wrote {out}: {t['queries']} queries from {t['conversations']} conversations; mean "

@@ -1,23 +1,25 @@
 """The reference evaluator: Tokengeist, flat and model-free baselines over a real causal LM.
 
-Public surface (the modules behind it are private; each is imported when one of its names is
-first used, so that importing this package, the settings or the model-free methods never
-imports torch):
+This module is the evaluator's one public door: the command line, the explainer and users
+import from here, never from the private modules behind it (an import-linter contract in
+pyproject.toml checks it). Behind it, four rooms:
 
-- :func:`trace_benchmark` traces a benchmark with one or more methods and writes submissions;
-  :func:`trace_conversation` is its unit of work; :func:`merge_shards` joins ``--shard`` runs;
-  :func:`trace_with_ray` runs on a Ray cluster (extra ``ray``).
-- :class:`TraceSettings` (composed of :class:`SearchSettings`) holds what shapes a result.
-- :class:`Method` and :func:`register_method` define methods; ``METHODS`` lists them
-  (tokengeist, flat, and the model-free recency and first-user).
-- :class:`BaseScorer` and :func:`register_scorer` define base scorers; ``SCORERS`` lists them.
-- :func:`load_model` loads a causal LM (default SmolLM2-135M-Instruct from its GGUF).
-- :func:`tokengeist` and :func:`flat` build graphs from any turn-share function;
-  :func:`recency` and :func:`first_user` from the conversation alone.
-- :func:`learn_at2_weights` learns AT2's per-head weights from ablations.
-- :class:`Tracer` traces online, inside an agent loop: it keeps the model's key/value cache
-  between turns and answers any span without another forward pass
-  (:func:`register_online_scorer` lets a head-weighted scorer run online).
+- ``attribution/``: the model, the rendered conversation, attention features and the base
+  scorers (:class:`BaseScorer`, :func:`register_scorer`, :func:`scorer_names`), the engine
+  that turns them into turn shares (:class:`Attributor`, :func:`load_attributor`);
+- ``methods/``: graph construction (:class:`Method`, :func:`register_method`, ``METHODS``:
+  tokengeist, flat, recency, first-user), the search itself (:func:`tokengeist`, :func:`flat`)
+  and the attribution of one conversation that ``trace`` and ``explain`` share
+  (:func:`attribute_spans`; :func:`trace_conversation` writes it as submission entries);
+- ``runners/``: a whole benchmark (:func:`trace_benchmark`, :func:`merge_shards` for
+  ``--shard`` runs, :func:`trace_with_ray`, :func:`learn_at2_from_benchmark`);
+- ``online/``: :class:`Tracer`, inside an agent loop, keeping the model's key/value cache
+  between turns (:func:`register_online_scorer` lets a head-weighted scorer run online).
+
+:class:`TraceSettings` (with :class:`SearchSettings`) holds what shapes a result, and the
+defaults are written once, in ``_settings``. Names are imported on first use, so that importing
+this package, the settings, the registries' names or the model-free methods never imports
+torch.
 """
 
 from __future__ import annotations
@@ -25,26 +27,56 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-# The model-free modules, imported now so that every built-in method is registered.
-from mtcabench.evaluate._baselines import first_user, recency
-from mtcabench.evaluate._methods import METHODS, Method, register_method, target_graph
-from mtcabench.evaluate._settings import TraceSettings
-from mtcabench.evaluate._tokengeist import TARGET, SearchSettings, flat, tokengeist
+# The torch-free modules, imported now: every built-in method is registered, and the
+# settings and registries' names are at hand for the command line's help.
+from mtcabench.evaluate._settings import (
+    AT2_LEARN,
+    DEFAULT_DEVICE,
+    DEFAULT_DTYPE,
+    DEFAULT_METHOD,
+    DEFAULT_SCORER,
+    RAY,
+    TURN_AGGREGATES,
+    SearchSettings,
+    SettingsError,
+    TraceSettings,
+)
+from mtcabench.evaluate.attribution._base import (
+    SCORERS,
+    BaseScorer,
+    make_scorer,
+    register_scorer,
+    scorer_names,
+)
+from mtcabench.evaluate.attribution._loading import DEFAULT_MODEL
+from mtcabench.evaluate.methods._baselines import first_user, recency
+from mtcabench.evaluate.methods._methods import (
+    METHODS,
+    Method,
+    get_methods,
+    register_method,
+    target_graph,
+)
+from mtcabench.evaluate.methods._tokengeist import TARGET, flat, tokengeist
 
 #: Names imported on first use, by the private module that defines them.
 _LAZY = {
-    "At2Weights": "_at2", "load_weights": "_at2", "learn_at2_weights": "_at2",
-    "Attributor": "_engine", "Query": "_engine", "turn_shares": "_engine",
-    "DEFAULT_MODEL": "_loading", "LoadedModel": "_loading", "load_model": "_loading",
-    "merge_shards": "_merge",
-    "OnlineStats": "_online_state", "Tracer": "_online", "register_online_scorer": "_online_scorers",
-    "trace_with_ray": "_ray",
-    "RenderedConversation": "_render", "render_conversation": "_render",
-    "SCORERS": "_scorers", "BaseScorer": "_scorers", "register_scorer": "_scorers",
-    "make_scorer": "_scorers",
-    "TraceReport": "_run",
-    "trace_conversation": "_conversation",
-    "trace_benchmark": "_trace",
+    "At2Weights": "attribution._at2", "load_weights": "attribution._at2",
+    "learn_at2_weights": "attribution._at2",
+    "Attributor": "attribution._engine", "Query": "attribution._engine",
+    "turn_shares": "attribution._engine", "load_attributor": "attribution._engine",
+    "LoadedModel": "attribution._loading", "load_model": "attribution._loading",
+    "RenderedConversation": "attribution._render",
+    "render_conversation": "attribution._render",
+    "Attribution": "methods._conversation", "Unfit": "methods._conversation",
+    "attribute_spans": "methods._conversation", "trace_conversation": "methods._conversation",
+    "merge_shards": "runners._merge",
+    "trace_with_ray": "runners._ray",
+    "TraceReport": "runners._run", "group_spans": "runners._run",
+    "trace_benchmark": "runners._trace",
+    "learn_at2_from_benchmark": "runners._learn",
+    "OnlineStats": "online._state", "Tracer": "online._tracer",
+    "register_online_scorer": "online._scorers",
 }
 _RENAMED = {"learn_at2_weights": "learn_weights"}
 
@@ -63,38 +95,14 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "DEFAULT_MODEL",
-    "METHODS",
-    "SCORERS",
-    "TARGET",
-    "At2Weights",
-    "Attributor",
-    "BaseScorer",
-    "LoadedModel",
-    "Method",
-    "OnlineStats",
-    "Query",
-    "RenderedConversation",
-    "SearchSettings",
-    "TraceReport",
-    "TraceSettings",
-    "Tracer",
-    "first_user",
-    "flat",
-    "learn_at2_weights",
-    "load_model",
-    "load_weights",
-    "make_scorer",
-    "merge_shards",
-    "recency",
-    "register_method",
-    "register_online_scorer",
-    "register_scorer",
-    "render_conversation",
-    "target_graph",
-    "tokengeist",
-    "trace_benchmark",
-    "trace_conversation",
-    "trace_with_ray",
+    "AT2_LEARN", "DEFAULT_DEVICE", "DEFAULT_DTYPE", "DEFAULT_METHOD", "DEFAULT_MODEL",
+    "DEFAULT_SCORER", "METHODS", "RAY", "SCORERS", "TARGET", "TURN_AGGREGATES", "At2Weights",
+    "Attribution", "Attributor", "BaseScorer", "LoadedModel", "Method", "OnlineStats", "Query",
+    "RenderedConversation", "SearchSettings", "SettingsError", "TraceReport", "TraceSettings",
+    "Tracer", "Unfit", "attribute_spans", "first_user", "flat", "get_methods", "group_spans",
+    "learn_at2_from_benchmark", "learn_at2_weights", "load_attributor", "load_model",
+    "load_weights", "make_scorer", "merge_shards", "recency", "register_method",
+    "register_online_scorer", "register_scorer", "render_conversation", "scorer_names",
+    "target_graph", "tokengeist", "trace_benchmark", "trace_conversation", "trace_with_ray",
     "turn_shares",
 ]

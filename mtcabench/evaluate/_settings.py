@@ -1,7 +1,7 @@
 """The settings of a trace run and the evaluator's defaults, each written once.
 
-This module imports no torch: the CLI reads every default from here (and from
-:class:`~mtcabench.evaluate._tokengeist.SearchSettings`), so that ``mtcabench --help`` and
+This module imports no torch: the CLI reads every default from here (the search's
+:class:`SearchSettings` among them), so that ``mtcabench --help`` and
 model-free methods stay light. A bad setting raises :class:`SettingsError`, which is both a
 ``ValueError`` (for Python callers) and an :class:`~mtcabench.errors.InputError` (one line and
 exit code 3 on the command line).
@@ -11,7 +11,32 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mtcabench.evaluate._tokengeist import SearchSettings, SettingsError
+from mtcabench.errors import InputError
+
+
+class SettingsError(InputError, ValueError):
+    """A setting out of its range: a ``ValueError`` for Python callers, exit code 3 for the CLI."""
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """Parameters of both methods (documented defaults; see docs/evaluate.md)."""
+
+    top_k: int = 3
+    threshold: float = 0.05
+    d_max: int = 6
+    alpha: float = 0.5
+
+    def __post_init__(self):
+        if self.top_k < 1:
+            raise SettingsError(f"top_k must be at least 1, got {self.top_k}")
+        if not 0 <= self.threshold <= 1:
+            raise SettingsError(f"threshold must be in [0, 1], got {self.threshold}")
+        if self.d_max < 1:
+            raise SettingsError(f"d_max must be at least 1, got {self.d_max}")
+        if not 0 <= self.alpha <= 1:
+            raise SettingsError(f"alpha must be in [0, 1], got {self.alpha}")
+
 
 #: ``--method`` when none is given.
 DEFAULT_METHOD = "tokengeist"
@@ -61,7 +86,7 @@ class RayOptions:
 
 @dataclass(frozen=True)
 class At2LearnSettings:
-    """Defaults of ``at2-learn`` (AT2's recipe; see mtcabench.evaluate._at2)."""
+    """Defaults of ``at2-learn`` (AT2's recipe; see mtcabench.evaluate.attribution._at2)."""
 
     masks: int = 32
     keep: float = 0.5

@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mtcabench.errors import InputError
 from mtcabench.evaluate import (
+    DEFAULT_DEVICE,
+    DEFAULT_DTYPE,
+    DEFAULT_METHOD,
     DEFAULT_MODEL,
-    TARGET,
-    Attributor,
+    DEFAULT_SCORER,
     LoadedModel,
-    Query,
     TraceSettings,
-    render_conversation,
+    attribute_spans,
+    get_methods,
+    load_attributor,
 )
-from mtcabench.evaluate._methods import get_methods
-from mtcabench.evaluate._settings import DEFAULT_DEVICE, DEFAULT_DTYPE, DEFAULT_METHOD, DEFAULT_SCORER
 from mtcabench.model import Conversation, ProvenanceGraph, TargetSpan, span_id
 from mtcabench.transcripts import conversation_from_messages, last_answer, read_transcript, target_span
 
@@ -61,12 +62,6 @@ class Explanation:
         }
 
 
-def _load(model: str | LoadedModel, device: str, dtype: str) -> LoadedModel:
-    from mtcabench.evaluate import load_model
-
-    return model if isinstance(model, LoadedModel) else load_model(model, device=device, dtype=dtype)
-
-
 def explain_conversation(
     conversation: Conversation,
     targets: Sequence[TargetSpan],
@@ -88,49 +83,20 @@ def explain_conversation(
     targets = [target_span(conversation, t.turn, t) for t in targets]
     if not targets:
         raise InputError(f"conversation {conversation.id}: no span to explain")
-    model_based = [m for m in chosen.values() if m.uses_model]
-    shares: dict[Hashable, dict[int, float]] = {}
-    loaded = scorer_obj = None
-    passes = tokens = 0
-    if model_based:
-        from mtcabench.evaluate import make_scorer  # imports torch
-
-        loaded = _load(model, device, dtype)
-        scorer_obj = make_scorer(scorer, settings, loaded)
-        attributor = Attributor(loaded, scorer_obj, aggregate=settings.turn_aggregate,
-                                seed=settings.seed)
-        last = max(t.turn for t in targets)
-        rendered = render_conversation(conversation, loaded.tokenizer, upto=last)
-        limit = min(settings.max_tokens or loaded.context_length, loaded.context_length)
-        for t in targets:
-            a, b = rendered.full.span_tokens(t.turn, t.start, t.end)
-            if b <= a:
-                raise InputError(f"conversation {conversation.id}, turn {t.turn}: the span "
-                                 f"{t.text!r} maps to no token of the rendered conversation")
-            if b > limit:
-                raise InputError(
-                    f"conversation {conversation.id}, turn {t.turn}: the span ends at token {b} "
-                    f"of the rendered conversation, past the {limit}-token context of "
-                    f"{loaded.name}; nothing is cut: choose an earlier turn or a model with a "
-                    "longer context")
-        wanted = sorted({i for m in model_based for i in m.query_turns(conversation, last)})
-        queries = [Query((TARGET, k), t.turn, t.start, t.end) for k, t in enumerate(targets)]
-        queries += [Query(i, i, 0, len(conversation.turns[i].text)) for i in wanted]
-        shares = attributor.shares(rendered, queries)
-        passes, tokens = attributor.forward_passes, rendered.full.num_tokens
-    graphs: dict[str, list[ProvenanceGraph]] = {}
-    for name, method in chosen.items():
-        graphs[name] = []
-        for k, t in enumerate(targets):
-            def shares_of(key: Hashable, k: int = k) -> dict[int, float]:
-                return shares.get((TARGET, k) if key == TARGET else key, {})
-
-            graphs[name].append(method.graph(conversation, t, shares_of if method.uses_model
-                                             else None, settings.search))
+    loaded = scorer_obj = attributor = None
+    if any(m.uses_model for m in chosen.values()):
+        attributor = load_attributor(model, scorer, settings, device, dtype)
+        loaded, scorer_obj = attributor.loaded, attributor.scorer
+    # Nothing is cut: a span past the context is refused (strict) before any forward pass.
+    result = attribute_spans(attributor, conversation, dict(enumerate(targets)), chosen,
+                             settings, strict=True)
+    graphs = {name: [by_key[k] for k in range(len(targets))]
+              for name, by_key in result.graphs.items()}
     return Explanation(conversation, targets, graphs,
                        model=loaded.name if loaded else None,
                        scorer=scorer_obj.name if scorer_obj else None,
-                       settings=settings, forward_passes=passes, tokens=tokens)
+                       settings=settings, forward_passes=result.forward_passes,
+                       tokens=result.tokens)
 
 
 Messages = Conversation | str | Path | Sequence[Mapping[str, Any]] | Mapping[str, Any]

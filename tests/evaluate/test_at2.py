@@ -10,8 +10,8 @@ import pytest
 from mtcabench.benchmark import load_benchmark
 from mtcabench.errors import InputError
 from mtcabench.evaluate import TraceSettings, learn_at2_weights, load_weights, trace_benchmark
-from mtcabench.evaluate._at2 import PACKAGED_WEIGHTS, fit_weights, mean_correlation, weights_for
-from mtcabench.evaluate._run import group_spans
+from mtcabench.evaluate.attribution._at2 import PACKAGED_WEIGHTS, fit_weights, mean_correlation, weights_for
+from mtcabench.evaluate.runners._run import group_spans
 
 pytestmark = pytest.mark.model
 

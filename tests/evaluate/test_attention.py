@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from mtcabench.evaluate import _attention, render_conversation
-from mtcabench.evaluate._attention import attention_rows, query_features
-from mtcabench.evaluate._loading import DEFAULT_MODEL, model_cache_dir
+from mtcabench.evaluate import render_conversation
+from mtcabench.evaluate.attribution import _attention
+from mtcabench.evaluate.attribution._attention import attention_rows, query_features
+from mtcabench.evaluate.attribution._loading import DEFAULT_MODEL, model_cache_dir
 from mtcabench.ingest import read_taubench
 from mtcabench.model import Role
 

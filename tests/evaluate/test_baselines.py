@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mtcabench.evaluate import first_user, recency
-from mtcabench.evaluate._baselines import is_greeting
+from mtcabench.evaluate.methods._baselines import is_greeting
 from mtcabench.graph import check_graph
 from mtcabench.ingest import read_taubench
 from mtcabench.model import Conversation, EdgeKind, Role

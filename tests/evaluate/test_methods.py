@@ -48,7 +48,7 @@ def no_model(monkeypatch):
     def boom(*args, **kwargs):
         raise AssertionError("a model was loaded for model-free methods")
 
-    monkeypatch.setattr("mtcabench.evaluate._loading.load_model", boom)
+    monkeypatch.setattr("mtcabench.evaluate.attribution._loading.load_model", boom)
 
 
 def test_the_no_model_guard_catches_a_model_load(no_model, sample_benchmark, tmp_path):
@@ -114,7 +114,7 @@ def test_a_new_method_is_one_class(no_model, sample_benchmark, tmp_path):
 
 
 def test_a_model_free_run_resumes(no_model, sample_benchmark, tmp_path):
-    from mtcabench.evaluate._run import partial_path
+    from mtcabench.evaluate.runners._run import partial_path
 
     out = tmp_path / "recency.jsonl"
     trace_benchmark(sample_benchmark, {"recency": out}, progress=False)

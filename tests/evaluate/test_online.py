@@ -23,9 +23,9 @@ from mtcabench.evaluate import (
     trace_conversation,
     turn_shares,
 )
-from mtcabench.evaluate._attention import query_features
-from mtcabench.evaluate._online import as_message
-from mtcabench.evaluate._scorers import AverageAttention
+from mtcabench.evaluate.attribution._attention import query_features
+from mtcabench.evaluate.online._tracer import as_message
+from mtcabench.evaluate.attribution._scorers import AverageAttention
 from mtcabench.graph import check_graph, depth, sources
 from mtcabench.ingest import read_taubench
 from mtcabench.model import (
@@ -277,7 +277,7 @@ def test_offline_and_online_queries_agree_on_the_default_target(loaded, sample_p
 
 
 def test_only_a_turn_that_starts_at_an_added_token_is_tokenised_alone(loaded):
-    from mtcabench.evaluate._online_state import _starts_with_split_token
+    from mtcabench.evaluate.online._state import _starts_with_split_token
 
     tok = loaded.tokenizer
     assert _starts_with_split_token(tok, "<|im_start|>user\nhi<|im_end|>\n")

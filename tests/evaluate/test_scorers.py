@@ -15,15 +15,15 @@ from mtcabench.evaluate import (
     register_scorer,
     turn_shares,
 )
-from mtcabench.evaluate._attention import PassFeatures
-from mtcabench.evaluate._scorers import (
+from mtcabench.evaluate.attribution._attention import PassFeatures
+from mtcabench.evaluate.attribution._scorers import (
     AT2,
     AttnTrace,
     AverageAttention,
     sentence_sum,
     sentence_top_k_mean,
 )
-from mtcabench.evaluate._sentences import split_sentences
+from mtcabench.evaluate.attribution._sentences import split_sentences
 
 
 def features(token_attn, token_sentence, present, head_sentence=None):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mtcabench.evaluate import TARGET, SearchSettings, flat, tokengeist
-from mtcabench.evaluate._tokengeist import select_parents
+from mtcabench.evaluate.methods._tokengeist import select_parents
 from mtcabench.graph import check_graph
 from mtcabench.model import Conversation, EdgeKind
 

@@ -16,7 +16,7 @@ from mtcabench.evaluate import (
     render_conversation,
     trace_benchmark,
 )
-from mtcabench.evaluate._run import partial_path
+from mtcabench.evaluate.runners._run import partial_path
 from mtcabench.graph import check_graph
 from mtcabench.model import (
     Edge,
@@ -234,7 +234,7 @@ def test_a_new_model_based_method_shares_the_pass(loaded, sample_benchmark, samp
     from dataclasses import replace
 
     from mtcabench.evaluate import METHODS, TARGET, Method, register_method, target_graph
-    from mtcabench.evaluate._tokengeist import select_parents
+    from mtcabench.evaluate.methods._tokengeist import select_parents
 
     @register_method
     class BestTurn(Method):

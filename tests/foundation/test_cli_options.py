@@ -33,9 +33,10 @@ def test_shared_flags_are_spelled_the_same_in_every_command():
 
 
 def test_defaults_agree_with_the_stages():
+    import mtcabench.evaluate
     import mtcabench.review
     from mtcabench.demo import run_demo
 
     assert options.DEFAULT_PROJECT == mtcabench.review.DEFAULT_PROJECT
     demo_scorer = inspect.signature(run_demo).parameters["scorer"].default
-    assert demo_scorer == options.DEFAULT_SCORER
+    assert demo_scorer == mtcabench.evaluate.DEFAULT_SCORER

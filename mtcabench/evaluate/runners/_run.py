@@ -3,8 +3,9 @@
 - :func:`plan_run` checks a run before any work and before any model is loaded: the
   benchmark, one output per known method (none of them an input), the scorer when a method
   reads a model, the shard; it also picks the conversations of the shard.
-- :func:`load_attributor` loads the model and the base scorer, only when :func:`plan_run`
-  found a model-based method (a run of model-free methods never imports torch);
+- the runners load the model and the base scorer
+  (:func:`~mtcabench.evaluate.attribution.load_attributor`) only when :func:`plan_run` found a
+  model-based method (a run of model-free methods never imports torch);
 - :func:`make_headers` writes each method's submission header (what shapes its result).
 - :func:`finish_run` writes each method's submission (header with the run's costs, then one
   entry per span in benchmark order) and removes the partial file of an interrupted run.
@@ -19,19 +20,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import mtcabench.evaluate._loading as _loading  # load_model looked up at call time (tests)
 from mtcabench._version import __version__
 from mtcabench.benchmark import Benchmark, load_benchmark
 from mtcabench.errors import InputError
-from mtcabench.evaluate._engine import Attributor
-from mtcabench.evaluate._loading import LoadedModel
-from mtcabench.evaluate._methods import Method, get_methods
+from mtcabench.evaluate.attribution._loading import LoadedModel
+from mtcabench.evaluate.attribution._base import scorer_names
+from mtcabench.evaluate.methods._methods import Method, get_methods
 from mtcabench.evaluate._settings import TraceSettings
 from mtcabench.io import atomic_write, check_outputs_are_not_inputs, dump_record
 from mtcabench.model import BenchmarkSpan, SubmissionEntry, SubmissionHeader
 
 if TYPE_CHECKING:
-    from mtcabench.evaluate._scorers import BaseScorer
+    from mtcabench.evaluate.attribution._base import BaseScorer
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
@@ -119,27 +119,12 @@ def plan_run(
     check_outputs_are_not_inputs(input_files(bench.origin, settings.at2_weights),
                                  [*outs.values(), *map(partial_path, outs.values())])
     uses_model = any(m.uses_model for m in methods.values())
-    if uses_model:
-        from mtcabench.evaluate._scorers import SCORERS  # imports torch: only for a model
-
-        if scorer not in SCORERS:
-            raise InputError(f"unknown scorer {scorer!r}; choose one of {', '.join(sorted(SCORERS))}")
+    if uses_model and scorer not in scorer_names():
+        raise InputError(f"unknown scorer {scorer!r}; choose one of {', '.join(scorer_names())}")
     by_conv = group_spans(bench)
     chosen = shard_conversations(by_conv, shard)
     work = [(cid, spans) for cid, spans in by_conv.items() if cid in chosen]
     return RunPlan(bench, outs, methods, scorer if uses_model else None, settings, shard, work)
-
-
-def load_attributor(model: str | LoadedModel, scorer: str, settings: TraceSettings,
-                    device: str, dtype: str) -> tuple[LoadedModel, BaseScorer, Attributor]:
-    """The model (loaded unless given), the scorer and an Attributor over them."""
-    from mtcabench.evaluate._scorers import make_scorer  # imports torch
-
-    loaded = model if isinstance(model, LoadedModel) else _loading.load_model(
-        model, device=device, dtype=dtype)
-    scorer_obj = make_scorer(scorer, settings, loaded)
-    return loaded, scorer_obj, Attributor(loaded, scorer_obj, aggregate=settings.turn_aggregate,
-                                          seed=settings.seed)
 
 
 def model_parameters(settings: TraceSettings, scorer: BaseScorer, loaded: LoadedModel) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from mtcabench.errors import InputError
-from mtcabench.evaluate._run import write_submission
+from mtcabench.evaluate.runners._run import write_submission
 from mtcabench.io import check_outputs_are_not_inputs, format_validation_error, iter_json_lines
 from mtcabench.model import SubmissionEntry, SubmissionHeader
 

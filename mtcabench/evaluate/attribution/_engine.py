@@ -18,12 +18,15 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from mtcabench.evaluate._loading import LoadedModel
-from mtcabench.evaluate._render import RenderedConversation
+import mtcabench.evaluate.attribution._loading as _loading  # load_model looked up at call time (tests)
+from mtcabench.evaluate._settings import DEFAULT_DEVICE, DEFAULT_DTYPE, TraceSettings
+from mtcabench.evaluate.attribution._base import make_scorer
+from mtcabench.evaluate.attribution._loading import LoadedModel
+from mtcabench.evaluate.attribution._render import RenderedConversation
 from mtcabench.model import Role
 
 if TYPE_CHECKING:
-    from mtcabench.evaluate._scorers import BaseScorer
+    from mtcabench.evaluate.attribution._base import BaseScorer
 
 Aggregate = Literal["max", "sum"]
 
@@ -79,7 +82,7 @@ class Attributor:
     def sentence_scores(self, rendered: RenderedConversation, queries: list[Query]) -> np.ndarray:
         """``[queries, sentences]`` scores averaged over the scorer's passes (NaN: never seen)."""
         # torch is imported here, not with the module: model-free methods run without it.
-        from mtcabench.evaluate._attention import query_features
+        from mtcabench.evaluate.attribution._attention import query_features
 
         conv = rendered.conversation
         last = max(q.turn for q in queries)
@@ -119,3 +122,12 @@ class Attributor:
             q.key: turn_shares(scores[i], turns, q.turn, self.aggregate)
             for i, q in enumerate(queries)
         }
+
+
+def load_attributor(model: str | LoadedModel, scorer: str, settings: TraceSettings,
+                    device: str = DEFAULT_DEVICE, dtype: str = DEFAULT_DTYPE) -> Attributor:
+    """An Attributor over the model (loaded unless given) and the base scorer ``scorer``."""
+    loaded = model if isinstance(model, LoadedModel) else _loading.load_model(
+        model, device=device, dtype=dtype)
+    return Attributor(loaded, make_scorer(scorer, settings, loaded),
+                      aggregate=settings.turn_aggregate, seed=settings.seed)

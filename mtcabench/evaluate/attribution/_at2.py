@@ -32,9 +32,9 @@ import torch
 from pydantic import Field, ValidationError
 
 from mtcabench.errors import InputError
-from mtcabench.evaluate._attention import query_features
-from mtcabench.evaluate._loading import DEFAULT_MODEL, LoadedModel
-from mtcabench.evaluate._render import render_conversation
+from mtcabench.evaluate.attribution._attention import query_features
+from mtcabench.evaluate.attribution._loading import DEFAULT_MODEL, LoadedModel
+from mtcabench.evaluate.attribution._render import render_conversation
 from mtcabench.evaluate._settings import AT2_LEARN
 from mtcabench.io import atomic_write, format_validation_error
 from mtcabench.model import Record, Role

@@ -2,7 +2,7 @@
 
 A method is one class registered under its name. It builds a provenance graph for a target
 span from the conversation and, when it reads a model (``uses_model = True``), from the turn
-shares of a base scorer (:data:`~mtcabench.evaluate._tokengeist.SharesFn`: the target's under
+shares of a base scorer (:data:`~mtcabench.evaluate.methods._tokengeist.SharesFn`: the target's under
 ``TARGET``, and those of any whole turn it listed in :meth:`Method.query_turns`). The run
 computes every model-based method's shares of a conversation in one set of forward passes,
 and never loads a model when only model-free methods are asked. Adding a method::
@@ -17,7 +17,7 @@ and never loads a model when only model-free methods are asked. Adding a method:
                         if t.role is Role.USER), default=None)
             return target_graph(span.turn, [] if user is None else [user])
 
-Tokengeist and flat are here; the model-free baselines are in mtcabench.evaluate._baselines.
+Tokengeist and flat are here; the model-free baselines are in mtcabench.evaluate.methods._baselines.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from mtcabench.errors import InputError
-from mtcabench.evaluate._tokengeist import SearchSettings, SharesFn, flat, tokengeist
+from mtcabench.evaluate.methods._tokengeist import SearchSettings, SharesFn, flat, tokengeist
 from mtcabench.model import Conversation, Edge, ProvenanceGraph, Role, TargetSpan
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ def target_graph(target: int, parents: Iterable[int], score: float = 1.0) -> Pro
 
 @register_method
 class Tokengeist(Method):
-    """Tokengeist's backward search (design.md section 4; mtcabench.evaluate._tokengeist)."""
+    """Tokengeist's backward search (design.md section 4; mtcabench.evaluate.methods._tokengeist)."""
 
     name = "tokengeist"
 

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from mtcabench.errors import InputError
-from mtcabench.evaluate._sentences import split_sentences
+from mtcabench.evaluate.attribution._sentences import split_sentences
 from mtcabench.model import Conversation, Role
 
 #: Stands in for a turn's text to find where the template puts it; private-use characters

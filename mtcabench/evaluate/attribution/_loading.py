@@ -142,7 +142,7 @@ def load_model(
 
     ``dtype`` ``auto`` is float32 on CPU and bfloat16 on GPU. ``attn_implementation`` only
     changes how the model's own forward pass computes attention; attribution recomputes the
-    rows it needs itself (see mtcabench.evaluate._attention), so ``sdpa`` is the fast choice.
+    rows it needs itself (see mtcabench.evaluate.attribution._attention), so ``sdpa`` is the fast choice.
     """
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer

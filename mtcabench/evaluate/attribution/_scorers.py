@@ -2,7 +2,7 @@
 
 A base scorer is one class. It says which forward passes it needs (:meth:`BaseScorer.plan`:
 sets of sentences to leave out; the default is one pass over the whole conversation) and how
-a pass's attention features (:class:`~mtcabench.evaluate._attention.PassFeatures`) become
+a pass's attention features (:class:`~mtcabench.evaluate.attribution._attention.PassFeatures`) become
 sentence scores (:meth:`BaseScorer.sentence_scores`). The framework runs the passes, averages
 each sentence over the passes that contained it, aggregates sentences into turns and hands the
 turn scores to the model-based methods (Tokengeist, flat). A run builds its scorer with
@@ -16,73 +16,25 @@ says there how it reads them. Adding a scorer::
         def sentence_scores(self, features):
             return sentence_top_k_mean(features.token_attn, features, 1)
 
-The three scorers of the paper are here: average attention, AttnTrace and AT2.
+The three scorers of the paper are here: average attention, AttnTrace and AT2. The class
+they derive from and the registry are in :mod:`~mtcabench.evaluate.attribution._base`
+(importing no torch, so that the command line lists the scorers without loading torch); a
+scorer in a module of its own is registered there too, in ``SCORER_MODULES``.
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any
 
 import numpy as np
 import torch
 
-from mtcabench.errors import InputError
-from mtcabench.evaluate._at2 import weights_for
-from mtcabench.evaluate._attention import PassFeatures
+from mtcabench.evaluate.attribution._at2 import weights_for
+from mtcabench.evaluate.attribution._attention import PassFeatures
+from mtcabench.evaluate.attribution._base import SCORERS, BaseScorer, make_scorer, register_scorer
 
-if TYPE_CHECKING:
-    from mtcabench.evaluate._loading import LoadedModel
-    from mtcabench.evaluate._settings import TraceSettings
-
-#: Scorers by name (``--scorer``).
-SCORERS: dict[str, type[BaseScorer]] = {}
-
-
-def register_scorer(cls: type[BaseScorer]) -> type[BaseScorer]:
-    """Class decorator: make a scorer available under its ``name``."""
-    if not cls.name:
-        raise ValueError(f"{cls.__name__} needs a name")
-    SCORERS[cls.name] = cls
-    return cls
-
-
-def make_scorer(name: str, settings: TraceSettings, loaded: LoadedModel | None) -> BaseScorer:
-    """The base scorer called ``name``, configured from ``settings`` for ``loaded``."""
-    if name not in SCORERS:
-        raise InputError(f"unknown scorer {name!r}; choose one of {', '.join(sorted(SCORERS))}")
-    try:
-        return SCORERS[name].from_settings(settings, loaded)
-    except ValueError as exc:  # a scorer's own check of its settings
-        raise InputError(f"--scorer {name}: {exc}") from None
-
-
-class BaseScorer(ABC):
-    """Scores context sentences for each query of a conversation (see the module docstring)."""
-
-    #: The scorer's name on the command line and in submissions.
-    name: ClassVar[str] = ""
-    #: Whether :meth:`sentence_scores` reads per-head features (costs memory, not passes).
-    needs_heads: ClassVar[bool] = False
-
-    @classmethod
-    def from_settings(cls, settings: TraceSettings, loaded: LoadedModel | None) -> BaseScorer:
-        """The scorer a run with ``settings`` on ``loaded`` uses; override to read settings."""
-        return cls()
-
-    def plan(self, droppable: list[int], rng: np.random.Generator) -> list[frozenset[int]]:
-        """Sentences to leave out, one set per forward pass. ``droppable``: sentences of
-        exogenous turns (the texts being attributed are never left out)."""
-        return [frozenset()]
-
-    @abstractmethod
-    def sentence_scores(self, features: PassFeatures) -> torch.Tensor:
-        """Scores ``[queries, sentences]`` from one pass; NaN for sentences not in the pass."""
-
-    def parameters(self) -> dict[str, Any]:
-        """Settings recorded in the submission header."""
-        return {}
-
+__all__ = ["AT2", "SCORERS", "AttnTrace", "AverageAttention", "BaseScorer", "make_scorer",
+           "register_scorer", "sentence_sum", "sentence_top_k_mean"]
 
 def sentence_sum(values: torch.Tensor, features: PassFeatures) -> torch.Tensor:
     """``[Q, S]``: per-token values ``[Q, T]`` summed over each sentence; NaN where absent."""
@@ -164,7 +116,7 @@ class AT2(BaseScorer):
     """AT2 (Cohen-Wang et al., 2025): per-head attention masses weighted by learned weights.
 
     The weights (one per layer and head) come from a file written by ``mtcabench at2-learn``
-    (see mtcabench.evaluate._at2); the file names the model shape it was learned for.
+    (see mtcabench.evaluate.attribution._at2); the file names the model shape it was learned for.
     """
 
     name = "at2"

@@ -9,7 +9,7 @@ loads none.
 from __future__ import annotations
 
 from mtcabench.baselines import FLOORS, GREETING_WORDS, first_user, is_greeting, recency
-from mtcabench.evaluate._methods import Method, register_method
+from mtcabench.evaluate.methods._methods import Method, register_method
 
 __all__ = ["GREETING_WORDS", "FirstUser", "Recency", "first_user", "is_greeting", "recency"]
 

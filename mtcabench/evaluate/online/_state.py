@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from mtcabench.evaluate._render import Layout, Sentence, _tokenize, make_layout
+from mtcabench.evaluate.attribution._render import Layout, Sentence, _tokenize, make_layout
 from mtcabench.model import Role, Turn
 
 

@@ -6,7 +6,7 @@ runs over *new tokens only*: over a whole run every token is processed once, as 
 forward pass over the final conversation. Each pass reads every weight whatever its length, so
 short turns are taken together: the model runs once ``pass_tokens`` (1,024) new tokens wait,
 and always before an answer (``pass_tokens=0``: at every add). During a pass a hook on every
-attention module (the style of :mod:`~mtcabench.evaluate._attention`), run after the module,
+attention module (the style of :mod:`~mtcabench.evaluate.attribution._attention`), run after the module,
 recomputes the attention rows of the new tokens of assistant turns against all keys, read
 from the layer's cache (the model's own rotated keys, old and new: none is recomputed),
 grouped-query heads read from their key head. Each layer's
@@ -49,12 +49,12 @@ import numpy as np
 import torch
 
 from mtcabench.errors import InputError
-from mtcabench.evaluate._attention import RowHooks, attention_modules, layer_attention_rows, row_chunks
-from mtcabench.evaluate._engine import turn_shares
-from mtcabench.evaluate._loading import DEFAULT_MODEL, LoadedModel, load_model
-from mtcabench.evaluate._methods import get_methods
-from mtcabench.evaluate._online_scorers import online_head_weights
-from mtcabench.evaluate._online_state import (
+from mtcabench.evaluate.attribution._attention import RowHooks, attention_modules, layer_attention_rows, row_chunks
+from mtcabench.evaluate.attribution._engine import turn_shares
+from mtcabench.evaluate.attribution._loading import DEFAULT_MODEL, LoadedModel, load_model
+from mtcabench.evaluate.methods._methods import get_methods
+from mtcabench.evaluate.online._scorers import online_head_weights
+from mtcabench.evaluate.online._state import (
     OnlineStats,
     _cache_bytes,
     _cache_keys,
@@ -65,7 +65,7 @@ from mtcabench.evaluate._online_state import (
     _TurnRows,
     as_message,
 )
-from mtcabench.evaluate._render import (
+from mtcabench.evaluate.attribution._render import (
     Layout,
     Sentence,
     _render,
@@ -74,9 +74,9 @@ from mtcabench.evaluate._render import (
     place_text,
     turn_sentences,
 )
-from mtcabench.evaluate._scorers import BaseScorer, make_scorer
+from mtcabench.evaluate.attribution._scorers import BaseScorer, make_scorer
 from mtcabench.evaluate._settings import DEFAULT_DEVICE, DEFAULT_DTYPE, DEFAULT_METHOD, DEFAULT_SCORER, TraceSettings
-from mtcabench.evaluate._tokengeist import TARGET
+from mtcabench.evaluate.methods._tokengeist import TARGET
 from mtcabench.model import Conversation, ProvenanceGraph, Role, TargetSpan, Turn
 from mtcabench.transcripts import MessageReader, last_answer, target_span
 
@@ -383,7 +383,7 @@ class Tracer:
         return turn_shares(scores, self._state.sentence_turns, turn, self.settings.turn_aggregate)
 
     def shares_function(self, target: TargetSpan) -> Callable[[Hashable], dict[int, float]]:
-        """The :data:`~mtcabench.evaluate._tokengeist.SharesFn` of a target: its own shares
+        """The :data:`~mtcabench.evaluate.methods._tokengeist.SharesFn` of a target: its own shares
         under ``TARGET``, an assistant turn's as a whole under its index (memoised)."""
         memo: dict[Hashable, dict[int, float]] = {}
         turns = self.turns

@@ -13,7 +13,7 @@ from collections.abc import Callable
 import torch
 
 from mtcabench.errors import InputError
-from mtcabench.evaluate._scorers import AT2, AttnTrace, AverageAttention, BaseScorer
+from mtcabench.evaluate.attribution._scorers import AT2, AttnTrace, AverageAttention, BaseScorer
 
 #: Per scorer class: its head weights ``[layers, heads]`` (what the sentence score sums).
 HeadWeights = Callable[[BaseScorer, int, int], torch.Tensor]

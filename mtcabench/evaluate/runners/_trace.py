@@ -1,8 +1,8 @@
 """Tracing a benchmark on this machine: every conversation (or one shard), resumable.
 
-:func:`trace_benchmark` checks the run (mtcabench.evaluate._run), loads the model and the base
+:func:`trace_benchmark` checks the run (mtcabench.evaluate.runners._run), loads the model and the base
 scorer only when a model-based method is asked, traces each conversation once for all
-methods (:func:`~mtcabench.evaluate._conversation.trace_conversation`), and writes each
+methods (:func:`~mtcabench.evaluate.methods._conversation.trace_conversation`), and writes each
 method's submission. It resumes after a crash: finished conversations are appended to a
 ``.<name>.partial`` file beside each output; a rerun with the same settings skips them, and the
 final file (header, then one entry per span in benchmark order) replaces the partial at the end.
@@ -16,12 +16,12 @@ from pathlib import Path
 
 from mtcabench.benchmark import Benchmark
 from mtcabench.errors import InputError
-from mtcabench.evaluate._conversation import trace_conversation
-from mtcabench.evaluate._loading import DEFAULT_MODEL, LoadedModel
-from mtcabench.evaluate._run import (
+from mtcabench.evaluate.attribution._engine import load_attributor
+from mtcabench.evaluate.methods._conversation import trace_conversation
+from mtcabench.evaluate.attribution._loading import DEFAULT_MODEL, LoadedModel
+from mtcabench.evaluate.runners._run import (
     TraceReport,
     finish_run,
-    load_attributor,
     make_headers,
     partial_path,
     plan_run,
@@ -78,8 +78,8 @@ def trace_benchmark(
     plan = plan_run(benchmark, outputs, scorer, settings, shard)
     loaded = scorer_obj = attributor = None
     if plan.uses_model:
-        loaded, scorer_obj, attributor = load_attributor(model, plan.scorer, settings, device,
-                                                        dtype)
+        attributor = load_attributor(model, plan.scorer, settings, device, dtype)
+        loaded, scorer_obj = attributor.loaded, attributor.scorer
     headers = make_headers(plan.bench.origin, plan.methods, settings, plan.shard, loaded,
                            scorer_obj)
     outs = plan.outputs

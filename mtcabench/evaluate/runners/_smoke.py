@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from mtcabench.evaluate._sentences import split_sentences
+from mtcabench.evaluate.attribution._sentences import split_sentences
 from mtcabench.graph import depth, sources
 from mtcabench.io import write_records
 from mtcabench.model import (

@@ -6,7 +6,7 @@ scores are shares (non-negative, summing to at most 1 over the preceding turns),
 threshold means the same thing for every base scorer. This keeps the search independent of
 the model and testable on hand-built score tables.
 
-Tokengeist (design.md section 4): breadth-first from the target; at each node keep the top-k
+Tokengeist (docs/evaluate.md): breadth-first from the target; at each node keep the top-k
 preceding turns whose share is at least ``threshold``; a ``user``/``system`` turn is a leaf;
 a ``tool`` result gets the structural edge to the assistant turn that issued its call and the
 search continues from that call turn; an ``assistant`` turn is recursed into. ``d_max`` bounds
@@ -22,38 +22,13 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
 
-from mtcabench.errors import InputError
+from mtcabench.evaluate._settings import SearchSettings
 from mtcabench.graph import prune_relative
 from mtcabench.model import Conversation, Edge, EdgeKind, ProvenanceGraph, Role
 
-class SettingsError(InputError, ValueError):
-    """A setting out of its range: a ``ValueError`` for Python callers, exit code 3 for the CLI."""
-
-
 #: The node key of the target span in ``shares`` calls (intermediate nodes are turn indices).
 TARGET = "target"
-
-
-@dataclass(frozen=True)
-class SearchSettings:
-    """Parameters of both methods (documented defaults; see docs/evaluate.md)."""
-
-    top_k: int = 3
-    threshold: float = 0.05
-    d_max: int = 6
-    alpha: float = 0.5
-
-    def __post_init__(self):
-        if self.top_k < 1:
-            raise SettingsError(f"top_k must be at least 1, got {self.top_k}")
-        if not 0 <= self.threshold <= 1:
-            raise SettingsError(f"threshold must be in [0, 1], got {self.threshold}")
-        if self.d_max < 1:
-            raise SettingsError(f"d_max must be at least 1, got {self.d_max}")
-        if not 0 <= self.alpha <= 1:
-            raise SettingsError(f"alpha must be in [0, 1], got {self.alpha}")
 
 
 SharesFn = Callable[[Hashable], dict[int, float]]

@@ -5,7 +5,7 @@ benchmark's conversations become a Ray dataset of one row each; a pool of actors
 the model once (none when every method is model-free), maps rows to submission entries with
 :func:`trace_conversation` (the same code as the local run, so results are identical); the
 driver checks the run and writes the submissions with the local runner's own check and finish
-(mtcabench.evaluate._run). The driver does not load the model: headers come from the workers
+(mtcabench.evaluate.runners._run). The driver does not load the model: headers come from the workers
 and must agree.
 """
 
@@ -21,13 +21,13 @@ import numpy as np
 
 from mtcabench.benchmark import Benchmark
 from mtcabench.errors import InputError
-from mtcabench.evaluate._conversation import trace_conversation
-from mtcabench.evaluate._loading import DEFAULT_MODEL
-from mtcabench.evaluate._methods import get_methods
-from mtcabench.evaluate._run import (
+from mtcabench.evaluate.attribution._engine import load_attributor
+from mtcabench.evaluate.methods._conversation import trace_conversation
+from mtcabench.evaluate.attribution._loading import DEFAULT_MODEL
+from mtcabench.evaluate.methods._methods import get_methods
+from mtcabench.evaluate.runners._run import (
     TraceReport,
     finish_run,
-    load_attributor,
     make_headers,
     plan_run,
 )
@@ -51,8 +51,8 @@ class _TraceWorker:
         self.methods = get_methods(methods)
         loaded = scorer_obj = self.attributor = None
         if scorer is not None:  # the driver's plan: some method reads a model
-            loaded, scorer_obj, self.attributor = load_attributor(model, scorer, settings,
-                                                                  device, dtype)
+            self.attributor = load_attributor(model, scorer, settings, device, dtype)
+            loaded, scorer_obj = self.attributor.loaded, self.attributor.scorer
         self.headers = {m: dump_record(h) for m, h in make_headers(
             origin, self.methods, settings, None, loaded, scorer_obj).items()}
 

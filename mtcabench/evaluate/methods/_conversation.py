@@ -1,0 +1,243 @@
+"""Tracing one conversation: one set of forward passes, every span, every method.
+
+:func:`attribute_spans` is the attribution of one conversation that ``trace`` and ``explain``
+share; :func:`trace_conversation`, over it, is the unit of work of every runner (local,
+shards, Ray) and writes submission entries. When a
+model-based method is asked, it renders the conversation once, applies the context-length
+policy, and asks the base scorer for the turn shares of every query (the target spans, and
+the whole turns any of the methods may ask for, e.g. Tokengeist's intermediate nodes) in one
+go; then each method builds its graph per span. Model-free methods need none of this.
+
+Context-length policy: a span is attributed by a model-based method only when every token up
+to its end fits in the limit (the model's context, or ``max_tokens`` if smaller). Turns after
+the last span that fits are never needed (the model is causal). A span that does not fit gets
+an entry with ``skipped = "too-long: ..."``, never a silently shortened context. Model-free
+methods read no tokens and attribute every span.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from mtcabench.errors import InputError
+from mtcabench.evaluate.attribution._engine import Query
+from mtcabench.evaluate.methods._methods import Method, get_methods
+from mtcabench.evaluate.attribution._render import render_conversation
+from mtcabench.evaluate._settings import TraceSettings
+from mtcabench.evaluate.methods._tokengeist import TARGET, SharesFn
+from mtcabench.model import (
+    BenchmarkSpan,
+    Conversation,
+    PredictedEdge,
+    ProvenanceGraph,
+    Role,
+    SubmissionEntry,
+    TargetSpan,
+)
+
+if TYPE_CHECKING:
+    from mtcabench.evaluate.attribution._engine import Attributor
+
+
+def check_span(conv: Conversation, span: BenchmarkSpan) -> None:
+    """A span must sit in an assistant turn of its conversation with matching text."""
+    s = span.span
+    if not 0 <= s.turn < len(conv.turns):
+        raise InputError(f"span {span.id}: turn {s.turn} is not a turn of {conv.id}")
+    turn = conv.turns[s.turn]
+    if turn.role is not Role.ASSISTANT:
+        raise InputError(f"span {span.id}: turn {s.turn} is a {turn.role.value} turn, "
+                         "targets are in assistant turns")
+    if turn.text[s.start : s.end] != s.text:
+        raise InputError(f"span {span.id}: text {s.text!r} is not at {s.start}:{s.end} of turn "
+                         f"{s.turn} ({turn.text[s.start:s.end]!r}); is the benchmark consistent?")
+
+
+@dataclass(frozen=True)
+class Unfit:
+    """Why a span gets no model-based graph: it maps to no token of the rendered conversation,
+    or it ends past the token limit (the model's context, or ``max_tokens``)."""
+
+    end_token: int
+    limit: int
+    model: str
+
+    @property
+    def no_tokens(self) -> bool:
+        return self.end_token == 0
+
+    def reason(self) -> str:
+        """The submission's ``skipped`` text."""
+        if self.no_tokens:
+            return "no-tokens: the span maps to no token of the rendered conversation"
+        return (f"too-long: the span ends at token {self.end_token} of the rendered "
+                f"conversation, beyond the {self.limit}-token limit")
+
+    def error(self, conversation: Conversation, span: TargetSpan) -> InputError:
+        """The one line of a caller that refuses such a span (``explain``)."""
+        where = f"conversation {conversation.id}, turn {span.turn}"
+        if self.no_tokens:
+            return InputError(f"{where}: the span {span.text!r} maps to no token of the "
+                              "rendered conversation")
+        return InputError(
+            f"{where}: the span ends at token {self.end_token} of the rendered conversation, "
+            f"past the {self.limit}-token context of {self.model}; nothing is cut: choose an "
+            "earlier turn or a model with a longer context")
+
+
+@dataclass
+class SpanShares:
+    """The base scorer's turn shares of a conversation's spans, from one set of passes."""
+
+    #: Per fitting span (by the caller's key), its shares function.
+    shares: dict[Hashable, SharesFn]
+    #: Per span that does not fit, why.
+    unfit: dict[Hashable, Unfit]
+    #: Tokens of the rendered conversation up to the last span's turn.
+    tokens: int = 0
+
+
+def model_shares(
+    attributor: Attributor, conversation: Conversation, targets: Mapping[Hashable, TargetSpan],
+    methods: Iterable[Method], settings: TraceSettings, *, naive: bool = False,
+    strict: bool = False,
+) -> SpanShares:
+    """Per span (``targets``, by any key), its shares function; or why it does not fit.
+
+    The context-length policy of the module docstring; with ``strict``, a span that does not
+    fit is an InputError raised before any forward pass. The queries are the spans and every
+    whole turn one of ``methods`` may ask for, all computed in one go (``naive``: lazily, one
+    forward pass set per recursion step, for the performance scripts).
+    """
+    loaded = attributor.loaded
+    limit = min(settings.max_tokens or loaded.context_length, loaded.context_length)
+    rendered = render_conversation(conversation, loaded.tokenizer,
+                                   upto=max(t.turn for t in targets.values()))
+    full = rendered.full
+    fitting: dict[Hashable, TargetSpan] = {}
+    unfit: dict[Hashable, Unfit] = {}
+    for key, t in targets.items():
+        a, b = full.span_tokens(t.turn, t.start, t.end)
+        if b <= a or b > limit:
+            unfit[key] = Unfit(0 if b <= a else b, limit, loaded.name)
+            if strict:
+                raise unfit[key].error(conversation, t)
+        else:
+            fitting[key] = t
+    if not fitting:
+        return SpanShares({}, unfit, full.num_tokens)
+    span_queries = {k: Query(("span", k), t.turn, t.start, t.end) for k, t in fitting.items()}
+    last = max(t.turn for t in fitting.values())
+    wanted = sorted({i for m in methods for i in m.query_turns(conversation, last)})
+    turn_queries = {i: Query(i, i, 0, len(conversation.turns[i].text)) for i in wanted}
+
+    if naive:
+        def shares_of(k: Hashable) -> SharesFn:
+            def shares(key):
+                query = span_queries[k] if key == TARGET else turn_queries.get(key)
+                if query is None:
+                    return {}
+                # One forward pass (set) per step, as a per-step implementation would do.
+                return attributor.shares(rendered, [query])[query.key]
+            return shares
+    else:
+        cache = attributor.shares(rendered, [*span_queries.values(), *turn_queries.values()])
+
+        def shares_of(k: Hashable) -> SharesFn:
+            def shares(key):
+                return cache.get(("span", k) if key == TARGET else key, {})
+            return shares
+    return SpanShares({k: shares_of(k) for k in span_queries}, unfit, full.num_tokens)
+
+
+@dataclass
+class Attribution:
+    """Every method's graph of every span of one conversation, and what it cost."""
+
+    #: Per method, per span key, its graph (spans that do not fit a model-based method: none).
+    graphs: dict[str, dict[Hashable, ProvenanceGraph]]
+    #: Spans that did not fit the model's context (model-based methods only).
+    unfit: dict[Hashable, Unfit]
+    forward_passes: int = 0
+    tokens: int = 0
+
+
+def attribute_spans(
+    attributor: Attributor | None,
+    conversation: Conversation,
+    targets: Mapping[Hashable, TargetSpan],
+    methods: Mapping[str, Method],
+    settings: TraceSettings,
+    *,
+    naive: bool = False,
+    strict: bool = False,
+) -> Attribution:
+    """The per-conversation attribution that ``trace`` and ``explain`` share: one set of
+    forward passes for every span and method (``attributor`` may be None when every method is
+    model-free), then each method's graph per span."""
+    model_methods = [m for m in methods.values() if m.uses_model]
+    if model_methods and attributor is None:
+        raise ValueError(f"methods {[m.name for m in model_methods]} need an attributor (a model)")
+    before = attributor.forward_passes if attributor is not None else 0
+    shares = SpanShares({}, {})
+    if model_methods and targets:
+        shares = model_shares(attributor, conversation, targets, model_methods, settings,
+                              naive=naive, strict=strict)
+    graphs: dict[str, dict[Hashable, ProvenanceGraph]] = {name: {} for name in methods}
+    for key, t in targets.items():
+        for name, method in methods.items():
+            if method.uses_model and key in shares.unfit:
+                continue
+            graphs[name][key] = method.graph(conversation, t, shares.shares.get(key),
+                                             settings.search)
+    passes = attributor.forward_passes - before if attributor is not None else 0
+    return Attribution(graphs, shares.unfit, passes, shares.tokens)
+
+
+@dataclass
+class ConversationResult:
+    """Entries per method for one conversation, and what it cost."""
+
+    entries: dict[str, list[SubmissionEntry]]
+    forward_passes: int
+    skipped: int
+
+
+def trace_conversation(
+    attributor: Attributor | None,
+    conversation: Conversation,
+    spans: list[BenchmarkSpan],
+    methods: Iterable[str] | Mapping[str, Method],
+    settings: TraceSettings,
+    *,
+    naive: bool = False,
+) -> ConversationResult:
+    """Attribute every span of one conversation with each method: the runners' unit of work.
+
+    ``attributor`` may be None when every method is model-free. With ``naive``, shares are
+    computed lazily with one forward pass (set) per recursion step, the way a per-step
+    implementation would; results are the same, only slower (the performance scripts
+    compare the two).
+    """
+    chosen = dict(methods) if isinstance(methods, Mapping) else get_methods(methods)
+    entries: dict[str, list[SubmissionEntry]] = {name: [] for name in chosen}
+    if not spans:
+        return ConversationResult(entries, 0, 0)
+    for s in spans:
+        check_span(conversation, s)
+    result = attribute_spans(attributor, conversation, {s.id: s.span for s in spans}, chosen,
+                             settings, naive=naive)
+    for s in spans:
+        for name, method in chosen.items():
+            if method.uses_model and s.id in result.unfit:
+                entries[name].append(SubmissionEntry(span_id=s.id,
+                                                     skipped=result.unfit[s.id].reason()))
+                continue
+            graph = result.graphs[name][s.id]
+            edges = [PredictedEdge(child=e.child, parent=e.parent,
+                                   score=None if e.score is None else round(float(e.score), 6))
+                     for e in sorted(graph.edges, key=lambda e: (-e.child, e.parent))]
+            entries[name].append(SubmissionEntry(span_id=s.id, edges=edges))
+    return ConversationResult(entries, result.forward_passes, len(result.unfit))
