@@ -47,6 +47,10 @@ TOLERATED: dict[str, str] = {
     "skipped-span": "a line says the span was skipped (skipped reason); it is scored as empty",
 }
 
+#: The most evidence sentences an edge may list (the evaluator writes 3 by default).
+MAX_SENTENCES = 16
+
+
 @dataclass
 class Warnings:
     """Tolerated issues: how many of each, with a few examples."""
@@ -132,12 +136,13 @@ def max_line_bytes(benchmark: Benchmark) -> int:
     """The longest line a valid submission for ``benchmark`` can need, with room to spare.
 
     A prediction lists at most every (child, parent) pair of the largest conversation (each
-    edge well under 256 bytes, a long float score included); 4 MiB more leave room for a
-    header's parameters and notes, long span ids and skip reasons.
+    edge well under 256 bytes, a long float score included, and under 96 more per sentence of
+    its evidence); 4 MiB more leave room for a header's parameters and notes, long span ids
+    and skip reasons.
     """
     most = max((len(c.turns) * (len(c.turns) - 1) // 2 for c in benchmark.conversations.values()),
                default=0)
-    return 4 * 2**20 + 256 * most
+    return 4 * 2**20 + (256 + 96 * MAX_SENTENCES) * most
 
 
 def read_submission(
@@ -224,6 +229,15 @@ def _check_entry_alone(path: Path, lineno: int, entry: SubmissionEntry, warnings
             raise InputError.at(path, f"edge {e.child}->{e.parent} has score {e.score}; scores "
                                 "must be finite numbers (or left out)", line=lineno,
                                 record=entry.span_id)
+        for x in e.sentences or []:
+            if not math.isfinite(x.score):
+                raise InputError.at(path, f"edge {e.child}->{e.parent}: a sentence has score "
+                                    f"{x.score}; scores must be finite numbers", line=lineno,
+                                    record=entry.span_id)
+        if len(e.sentences or []) > MAX_SENTENCES:
+            raise InputError.at(path, f"edge {e.child}->{e.parent} lists {len(e.sentences)} "
+                                f"sentences; give at most the best {MAX_SENTENCES}",
+                                line=lineno, record=entry.span_id)
         if (e.child, e.parent) in seen:
             warnings.add("duplicate-edge", f"line {lineno}: {e.child}->{e.parent}")
         seen.add((e.child, e.parent))
@@ -298,6 +312,12 @@ def check_entry(path: Path, lineno: int, entry: SubmissionEntry, span: Benchmark
             raise InputError.at(path, f"{edge} starts at turn {e.child}, after the target "
                                 f"turn {target}; provenance lies before the target",
                                 line=lineno, record=sid)
+        size = len(conversation.turns[e.parent].text)
+        for x in e.sentences or []:
+            if not x.start < x.end <= size:
+                raise InputError.at(path, f"{edge}: sentence {x.start}-{x.end} is not a "
+                                    f"range of turn {e.parent}'s text ({size} characters)",
+                                    line=lineno, record=sid)
 
 
 def _score(span: BenchmarkSpan, conversation: Conversation,

@@ -17,8 +17,8 @@ methods read no tokens and attribute every span.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from mtcabench.errors import InputError
@@ -30,12 +30,29 @@ from mtcabench.evaluate.methods._tokengeist import TARGET, SharesFn
 from mtcabench.model import (
     BenchmarkSpan,
     Conversation,
+    EdgeKind,
     PredictedEdge,
     ProvenanceGraph,
     Role,
+    ScoredSentence,
     SubmissionEntry,
     TargetSpan,
 )
+
+#: ``sentences(node, parent)``: the parent turn's best sentences for a node (``TARGET`` or a
+#: turn index, as in :data:`SharesFn`), best first.
+SentencesFn = Callable[[Hashable, int], list[ScoredSentence]]
+
+
+def with_evidence(graph: ProvenanceGraph, sentences: SentencesFn | None) -> ProvenanceGraph:
+    """The graph with each content edge's evidence: its parent's best sentences for its child
+    (the target's under ``TARGET``). Structural edges carry none: the call is their reason."""
+    if sentences is None:
+        return graph
+    edges = [e if e.kind is not EdgeKind.CONTENT else e.model_copy(update={
+        "sentences": sentences(TARGET if e.child == graph.target else e.child, e.parent)})
+        for e in graph.edges]
+    return graph.model_copy(update={"edges": edges})
 
 if TYPE_CHECKING:
     from mtcabench.evaluate.attribution._engine import Attributor
@@ -97,6 +114,8 @@ class SpanShares:
     unfit: dict[Hashable, Unfit]
     #: Tokens of the rendered conversation up to the last span's turn.
     tokens: int = 0
+    #: Per fitting span, its evidence function (the same passes' sentence scores).
+    sentences: dict[Hashable, SentencesFn] = field(default_factory=dict)
 
 
 def model_shares(
@@ -133,23 +152,35 @@ def model_shares(
     wanted = sorted({i for m in methods for i in m.query_turns(conversation, last)})
     turn_queries = {i: Query(i, i, 0, len(conversation.turns[i].text)) for i in wanted}
 
-    if naive:
-        def shares_of(k: Hashable) -> SharesFn:
-            def shares(key):
-                query = span_queries[k] if key == TARGET else turn_queries.get(key)
-                if query is None:
-                    return {}
-                # One forward pass (set) per step, as a per-step implementation would do.
-                return attributor.shares(rendered, [query])[query.key]
-            return shares
-    else:
-        cache = attributor.shares(rendered, [*span_queries.values(), *turn_queries.values()])
+    k_best = settings.evidence_sentences
 
-        def shares_of(k: Hashable) -> SharesFn:
-            def shares(key):
-                return cache.get(("span", k) if key == TARGET else key, {})
-            return shares
-    return SpanShares({k: shares_of(k) for k in span_queries}, unfit, full.num_tokens)
+    if naive:
+        steps: dict[tuple[Hashable, Hashable], tuple] = {}
+
+        def lookup(k: Hashable, key: Hashable):
+            query = span_queries[k] if key == TARGET else turn_queries.get(key)
+            if query is None:
+                return {}, {}
+            # One forward pass (set) per step, as a per-step implementation would do; the
+            # evidence of an edge reads the step that found it.
+            if (k, key) not in steps:
+                steps[(k, key)] = attributor.attribute(rendered, [query], k_best)[query.key]
+            return steps[(k, key)]
+    else:
+        cache = attributor.attribute(rendered, [*span_queries.values(), *turn_queries.values()],
+                                     k_best)
+
+        def lookup(k: Hashable, key: Hashable):
+            return cache.get(("span", k) if key == TARGET else key, ({}, {}))
+
+    def shares_of(k: Hashable) -> SharesFn:
+        return lambda key: lookup(k, key)[0]
+
+    def sentences_of(k: Hashable) -> SentencesFn:
+        return lambda key, parent: list(lookup(k, key)[1].get(parent, []))
+
+    return SpanShares({k: shares_of(k) for k in span_queries}, unfit, full.num_tokens,
+                      {k: sentences_of(k) for k in span_queries})
 
 
 @dataclass
@@ -190,8 +221,8 @@ def attribute_spans(
         for name, method in methods.items():
             if method.uses_model and key in shares.unfit:
                 continue
-            graphs[name][key] = method.graph(conversation, t, shares.shares.get(key),
-                                             settings.search)
+            graph = method.graph(conversation, t, shares.shares.get(key), settings.search)
+            graphs[name][key] = with_evidence(graph, shares.sentences.get(key))
     passes = attributor.forward_passes - before if attributor is not None else 0
     return Attribution(graphs, shares.unfit, passes, shares.tokens)
 
@@ -237,7 +268,8 @@ def trace_conversation(
                 continue
             graph = result.graphs[name][s.id]
             edges = [PredictedEdge(child=e.child, parent=e.parent,
-                                   score=None if e.score is None else round(float(e.score), 6))
+                                   score=None if e.score is None else round(float(e.score), 6),
+                                   sentences=list(e.sentences) or None)
                      for e in sorted(graph.edges, key=lambda e: (-e.child, e.parent))]
             entries[name].append(SubmissionEntry(span_id=s.id, edges=edges))
     return ConversationResult(entries, result.forward_passes, len(result.unfit))
