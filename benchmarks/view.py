@@ -65,7 +65,7 @@ def object_literal_copy(view: Path, to: Path) -> Path:
 
 
 FILTERS = [("type chained", "#f-type", "chained"), ("depth 3", "#f-depth", "3"),
-           ("recency, misses", "#f-method", "0"), ("", "#f-outcome", "miss"),
+           ("recency, misses", "#f-method", "0"), ("", "#f-outcome", "source-miss"),
            ("methods disagree", "#f-disagree", None), ("span id contains 'task-3'", "#f-id", "task-3")]
 
 

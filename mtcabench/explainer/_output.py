@@ -105,7 +105,7 @@ def span_view(explanation: Explanation, k: int, method: str):
         depth=0, sources=[], decision_source=DecisionSource.AUTO, verdict=Verdict.ACCEPT)
     edges = [PredictedEdge(child=e.child, parent=e.parent,
                            score=None if e.score is None else round(float(e.score), 6),
-                           sentences=list(e.sentences) or None)
+                           sentences=e.sentences or None)
              for e in graph.edges]
     label = method if explanation.scorer is None else f"{method} ({explanation.scorer})"
     return SpanView(span, conv, edges, label=label, status="predicted", with_gold=False)

@@ -57,9 +57,10 @@ class Edge(_Model):
     kind: EdgeKind = Field(default=EdgeKind.CONTENT, description="content or structural.")
     score: float | None = Field(default=None, description="Attribution score, if any.")
     evidence: Evidence | None = Field(default=None, description="Supporting quote, if any.")
-    sentences: list[ScoredSentence] = Field(
-        default_factory=list, description="A predicted content edge's evidence: the parent's "
-        "best sentences for the child, best first (empty for gold and structural edges).")
+    # None rather than [] where there is none, so that files without it stay byte for byte.
+    sentences: list[ScoredSentence] | None = Field(
+        default=None, description="A predicted content edge's evidence: the parent's best "
+        "sentences for the child, best first (None on gold and structural edges).")
 
     @property
     def pair(self) -> tuple[int, int]:

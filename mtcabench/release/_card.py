@@ -172,6 +172,15 @@ def card_body(manifest: ReleaseManifest, floors: Sequence[str] = ()) -> list[str
         "Graph edges are structs `{child, parent, kind, score, evidence}`; `kind` is "
         "`content` or `structural` (a tool result's link to the turn that issued its call).",
         "",
+        "`evidence` says *where in the parent turn* the child's value sits: a `quote` and its "
+        "`start`/`end` offsets into the parent's `text`. The scorer's **evidence hit@3** "
+        "reads it: a gold content edge with an evidence range is hit when the predicted edge "
+        "is there and one of its first three evidence sentences (a submission's optional "
+        "`sentences`, best first) overlaps that range; per span, hits over such edges, averaged "
+        "over the spans that have one. Structural edges are left out (the call is their "
+        "evidence). A method that gives no sentences, like the model-free floors, scores 0 on "
+        "it: the right turn for an unknown reason is not credited.",
+        "",
         "### Conversation fields",
         "",
     ]

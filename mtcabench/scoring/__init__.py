@@ -17,6 +17,7 @@ The public surface; the code lives in one module per role:
 from mtcabench.scoring.metrics import (
     AVERAGES,
     DEFINITIONS,
+    EVIDENCE_K,
     METRICS,
     SpanScore,
     aggregate,
@@ -24,6 +25,8 @@ from mtcabench.scoring.metrics import (
     edge_precision,
     edge_recall,
     edge_sources,
+    evidence_hits,
+    gold_evidence,
     hallucinated_source_recall,
     score_span,
     source_precision,
@@ -43,10 +46,11 @@ from mtcabench.scoring.scorer import (
 from mtcabench.scoring.submission import TOLERATED, Submission, read_submission
 
 __all__ = [
-    "AVERAGES", "DEFINITIONS", "METRICS", "TOLERATED",
+    "AVERAGES", "DEFINITIONS", "EVIDENCE_K", "METRICS", "TOLERATED",
     "Comparison", "FloorReport", "ScoreReport", "ScoreRun", "SpanScore", "Submission",
     "aggregate", "build_comparison", "build_report", "compare_and_print", "compare_submissions",
-    "edge_f1", "edge_precision", "edge_recall", "edge_sources", "floor_reports",
+    "edge_f1", "edge_precision", "edge_recall", "edge_sources", "evidence_hits", "floor_reports",
+    "gold_evidence",
     "hallucinated_source_recall", "read_submission", "run_scoring", "score_floor",
     "score_span", "score_spans", "score_submission", "source_precision", "source_recall",
 ]

@@ -32,11 +32,22 @@ Averages over a group of spans (:func:`aggregate`), each always named:
 
 Hallucinated-source recall is defined on hallucination spans only: its macro average is
 over the hallucination spans of a group and is ``None`` where a group has none.
+
+Evidence hit@k (:data:`EVIDENCE_K` = 3) asks *where inside the parent turn*. It is defined
+over the gold content edges whose evidence has a character range (the lineage annotator's
+quote of the value in the parent turn); structural edges are left out (their evidence is the
+call itself). Such a gold edge ``(c, p)`` with evidence range ``[a, b)`` in turn ``p`` is
+*hit* when the prediction has the edge ``(c, p)`` and one of its first ``k`` evidence
+sentences (best first) overlaps ``[a, b)``, i.e. ``start < b and a < end``. A missing edge, or
+an edge without sentences (every model-free method, the floors included), is a miss, so
+evidence hit <= the recall of those edges. Per span: hits / gold edges with evidence,
+undefined (``None``) on a span with none; macro: the mean over the spans where it is
+defined; micro: hits / gold edges with evidence, summed over spans.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,7 +64,10 @@ from mtcabench.graph import (
     set_precision,
     set_recall,
 )
-from mtcabench.model import Conversation, DependencyType
+from mtcabench.model import Conversation, DependencyType, Edge, EdgeKind, ScoredSentence
+
+#: How many of a predicted edge's evidence sentences (best first) evidence hit@k reads.
+EVIDENCE_K = 3
 
 #: Metric names in report order, with a short label for tables.
 METRICS: dict[str, str] = {
@@ -63,6 +77,7 @@ METRICS: dict[str, str] = {
     "source_precision": "source P",
     "source_recall": "source R",
     "hallucinated_source_recall": "halluc. source R",
+    "evidence_hit": f"evidence hit@{EVIDENCE_K}",
 }
 
 #: One line per metric: its formula, for reports and the docs.
@@ -73,6 +88,8 @@ DEFINITIONS: dict[str, str] = {
     "source_precision": "|S(P) & S(G)| / |S(P)|, S = exogenous turns among an edge set's nodes",
     "source_recall": "|S(P) & S(G)| / |S(G)|, S = exogenous turns among an edge set's nodes",
     "hallucinated_source_recall": "source recall on hallucination spans only",
+    "evidence_hit": (f"share of gold content edges with an evidence range whose predicted edge "
+                     f"has one of its first {EVIDENCE_K} sentences overlapping that range"),
 }
 
 #: How the two averages are taken, stated in every report.
@@ -140,6 +157,9 @@ class SpanScore:
     source_hits: int
     source_predicted: int
     source_gold: int
+    #: Gold content edges with an evidence range, and those the prediction's evidence hit.
+    evidence_hits: int = 0
+    evidence_gold: int = 0
 
     @property
     def edge_precision(self) -> float:
@@ -165,6 +185,10 @@ class SpanScore:
     def hallucinated_source_recall(self) -> float | None:
         return self.source_recall if self.hallucination else None
 
+    @property
+    def evidence_hit(self) -> float | None:
+        return self.evidence_hits / self.evidence_gold if self.evidence_gold else None
+
     def values(self) -> dict[str, float | None]:
         """Every metric of this span by name."""
         return {name: getattr(self, name) for name in METRICS}
@@ -177,6 +201,25 @@ def _ratio(hits: int, denominator: int, other: int) -> float:
     return hits / denominator
 
 
+def gold_evidence(edges: Iterable[Edge]) -> dict[Pair, tuple[int, int]]:
+    """The gold content edges that evidence hit@k is defined on: ``(child, parent)`` -> the
+    evidence's ``[start, end)`` in the parent turn's text."""
+    return {e.pair: (e.evidence.start, e.evidence.end) for e in edges
+            if e.kind is EdgeKind.CONTENT and e.evidence is not None
+            and e.evidence.start is not None and e.evidence.end is not None}
+
+
+def evidence_hits(
+    sentences: Mapping[Pair, Sequence[ScoredSentence]],
+    gold: Mapping[Pair, tuple[int, int]],
+    k: int = EVIDENCE_K,
+) -> int:
+    """How many gold evidence ranges one of their predicted edge's first ``k`` sentences
+    overlaps (``sentences``: a predicted edge's evidence, best first; a missing edge: none)."""
+    return sum(any(x.start < b and a < x.end for x in sentences.get(pair, ())[:k])
+               for pair, (a, b) in gold.items())
+
+
 def score_span(
     span_id: str,
     predicted: Iterable[Pair],
@@ -184,10 +227,15 @@ def score_span(
     gold_sources: Iterable[int],
     conversation: Conversation,
     dependency_type: DependencyType,
+    *,
+    sentences: Mapping[Pair, Sequence[ScoredSentence]] | None = None,
+    evidence: Mapping[Pair, tuple[int, int]] | None = None,
 ) -> SpanScore:
-    """Score one span: predicted edges against the gold edges and gold sources."""
+    """Score one span: predicted edges against the gold edges and gold sources, and the
+    predicted edges' ``sentences`` against the gold ``evidence`` (:func:`gold_evidence`)."""
     p_edges, g_edges = edge_set(predicted), edge_set(gold)
     p_src, g_src = edge_sources(p_edges, conversation), set(gold_sources)
+    evidence = evidence or {}
     return SpanScore(
         span_id=span_id,
         hallucination=dependency_type is DependencyType.HALLUCINATION,
@@ -197,6 +245,8 @@ def score_span(
         source_hits=len(p_src & g_src),
         source_predicted=len(p_src),
         source_gold=len(g_src),
+        evidence_hits=evidence_hits(sentences or {}, evidence),
+        evidence_gold=len(evidence),
     )
 
 
@@ -210,6 +260,7 @@ COLUMNS = (
     "hal_hits", "hal_predicted", "hal_gold",
     "edge_precision", "edge_recall", "edge_f1",
     "source_precision", "source_recall", "hallucinated_source_recall",
+    "evidence_hits", "evidence_gold", "evidence_spans", "evidence_hit",
 )
 _C = {name: i for i, name in enumerate(COLUMNS)}
 
@@ -229,6 +280,8 @@ def span_matrix(scores: list[SpanScore]) -> np.ndarray:
             h, h * s.source_hits, h * s.source_predicted, h * s.source_gold,
             s.edge_precision, s.edge_recall, s.edge_f1,
             s.source_precision, s.source_recall, h * s.source_recall,
+            s.evidence_hits, s.evidence_gold, 1.0 if s.evidence_gold else 0.0,
+            s.evidence_hit or 0.0,
         )
     return out
 
@@ -264,6 +317,10 @@ def aggregate(sums: np.ndarray, n: np.ndarray) -> dict[str, dict[str, np.ndarray
         hal_n = s["hallucination"]
         macro["hallucinated_source_recall"] = np.where(
             hal_n > 0, s["hallucinated_source_recall"] / hal_n, np.nan)
+        macro["evidence_hit"] = np.where(
+            s["evidence_spans"] > 0, s["evidence_hit"] / s["evidence_spans"], np.nan)
+        evidence_micro = np.where(s["evidence_gold"] > 0,
+                                  s["evidence_hits"] / s["evidence_gold"], np.nan)
     ep = _ratio_array(s["edge_hits"], s["edge_predicted"], s["edge_gold"])
     er = _ratio_array(s["edge_hits"], s["edge_gold"], s["edge_predicted"])
     micro = {
@@ -274,6 +331,7 @@ def aggregate(sums: np.ndarray, n: np.ndarray) -> dict[str, dict[str, np.ndarray
         "source_recall": _ratio_array(s["source_hits"], s["source_gold"], s["source_predicted"]),
         "hallucinated_source_recall": np.where(
             hal_n > 0, _ratio_array(s["hal_hits"], s["hal_gold"], s["hal_predicted"]), np.nan),
+        "evidence_hit": evidence_micro,
     }
     empty = n <= 0
     return {

@@ -27,6 +27,7 @@ from mtcabench.scoring.metrics import (
     METRICS,
     SpanScore,
     aggregate,
+    gold_evidence,
     score_span,
     span_matrix,
 )
@@ -97,7 +98,8 @@ def score_spans(submission: Submission | str | Path, benchmark: Benchmark) -> Sc
     scores = [
         submission.scores.get(s.id) or score_span(
             s.id, [], [e.pair for e in s.graph.edges], s.sources,
-            benchmark.conversations[s.conversation_id], s.dependency_type)
+            benchmark.conversations[s.conversation_id], s.dependency_type,
+            evidence=gold_evidence(s.graph.edges))
         for s in benchmark.spans
     ]
     empty = np.array([submission.status(s.id) != "predicted" for s in benchmark.spans])
@@ -119,9 +121,10 @@ def score_floor(name: str, benchmark: Benchmark) -> ScoredSubmission:
     for s in benchmark.spans:
         conv = benchmark.conversations[s.conversation_id]
         graph = floor.graph(conv, s.span.turn)
+        # A floor quotes no sentence: every gold evidence range is a miss (evidence hit 0).
         sub.scores[s.id] = score_span(s.id, [e.pair for e in graph.edges],
                                       [e.pair for e in s.graph.edges], s.sources, conv,
-                                      s.dependency_type)
+                                      s.dependency_type, evidence=gold_evidence(s.graph.edges))
     scores = [sub.scores[s.id] for s in benchmark.spans]
     return ScoredSubmission(sub, scores, span_matrix(scores),
                             np.zeros(len(scores), dtype=bool), [])

@@ -27,7 +27,7 @@ from mtcabench.model import (
     parse_span_id,
 )
 from mtcabench.scoring._highlight import best_quote, evidence_marks, highlight
-from mtcabench.scoring.metrics import METRICS, score_span
+from mtcabench.scoring.metrics import METRICS, gold_evidence, score_span
 from mtcabench.scoring.scorer import as_benchmark
 from mtcabench.scoring.submission import read_submission
 
@@ -84,7 +84,8 @@ class SpanView:
 
     def metrics(self) -> dict[str, float | None]:
         s = score_span(self.span.id, sorted(self.pred), sorted(self.gold), self.span.sources,
-                       self.conversation, self.span.dependency_type)
+                       self.conversation, self.span.dependency_type, sentences=self.evidence,
+                       evidence=gold_evidence(self.span.graph.edges))
         return s.values()
 
     @property

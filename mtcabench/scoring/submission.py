@@ -32,12 +32,13 @@ from mtcabench.io import iter_json_lines
 from mtcabench.model import (
     BenchmarkSpan,
     Conversation,
+    PredictedEdge,
     SubmissionEntry,
     SubmissionHeader,
     parse_span_id,
 )
 from mtcabench.scoring._lines import explain_json_document, validate_line, wrong_kind
-from mtcabench.scoring.metrics import SpanScore, score_span
+from mtcabench.scoring.metrics import SpanScore, gold_evidence, score_span
 
 #: Issues that are tolerated, each counted and listed in the report: code -> what happens.
 TOLERATED: dict[str, str] = {
@@ -189,7 +190,7 @@ def read_submission(
             conv = benchmark.conversations[span.conversation_id]
             check_entry(path, lineno, entry, span, conv)
             if not entry.skipped:
-                sub.scores[sid] = _score(span, conv, [(e.child, e.parent) for e in entry.edges])
+                sub.scores[sid] = _score(span, conv, entry.edges)
             if sid in keep:
                 sub.entries[sid] = entry
     except InputError as exc:
@@ -321,9 +322,15 @@ def check_entry(path: Path, lineno: int, entry: SubmissionEntry, span: Benchmark
 
 
 def _score(span: BenchmarkSpan, conversation: Conversation,
-           pairs: list[tuple[int, int]]) -> SpanScore:
-    return score_span(span.id, pairs, [e.pair for e in span.graph.edges], span.sources,
-                      conversation, span.dependency_type)
+           edges: list[PredictedEdge]) -> SpanScore:
+    sentences: dict[tuple[int, int], list] = {}
+    for e in edges:  # a duplicated edge's first listing counts, as for its score
+        if e.sentences:
+            sentences.setdefault((e.child, e.parent), e.sentences)
+    return score_span(span.id, [(e.child, e.parent) for e in edges],
+                      [e.pair for e in span.graph.edges], span.sources, conversation,
+                      span.dependency_type, sentences=sentences,
+                      evidence=gold_evidence(span.graph.edges))
 
 
 def _count_missing(sub: Submission, benchmark: Benchmark) -> list[str]:

@@ -57,5 +57,5 @@ def test_with_evidence_reads_each_edge_from_its_child():
 
     out = with_evidence(graph, sentences)
     assert asked == [(TARGET, 3), (2, 0)]  # the target's under TARGET, a turn's by index
-    assert [len(e.sentences) for e in out.edges] == [1, 0, 1]
+    assert [len(e.sentences or []) for e in out.edges] == [1, 0, 1]
     assert with_evidence(graph, None) is graph and not graph.edges[0].sentences

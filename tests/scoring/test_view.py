@@ -39,7 +39,10 @@ def test_per_span_values_by_hand(bench, submissions):
     # Empty gold graph: nothing predicted is exactly right; a predicted user turn is not.
     assert get(tg, "s3-seat") == ("predicted", 1.0, True)
     assert get(flat, "s3-seat") == ("predicted", 0.0, False)
-    assert tg[row[ids["s1-price"]]]["edges"] == [[10, 8, 0.9], [8, 7, 0.8], [7, 6, 0.7]]
+    assert tg[row[ids["s1-price"]]]["edges"] == [[10, 8, 0.9, []], [8, 7, 0.8, []],
+                                                 [7, 6, 0.7, []]]
+    # No gold edge of this benchmark has an evidence range: evidence hit is undefined.
+    assert {r["evidence_hit"] for r in tg + flat} == {None}
     # Each distinct text once: the three sample runs share no turn, but turns are indexed.
     n_turns = sum(len(c["turns"]) for c in data["conversations"])
     assert len(data["texts"]) <= n_turns and len(data["conversations"]) == 3

@@ -31,6 +31,7 @@ from mtcabench.model import (
     Verdict,
     span_id,
 )
+from mtcabench.scoring import gold_evidence
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 runner = CliRunner()
@@ -101,12 +102,19 @@ def test_the_real_run_opens_filters_and_opens_a_span(real_view, browser):
     assert count() == f"{sum(s.depth == 3 for s in bench.spans)} of {n} spans"
     page.select_option("#f-depth", "")
     page.select_option("#f-method", "0")  # recency
-    page.select_option("#f-outcome", "miss")
+    page.select_option("#f-outcome", "source-miss")
     misses = sum(not h for h in hits[0])
     assert 0 < misses < n and count() == f"{misses} of {n} spans"
     page.select_option("#f-method", "all")
-    page.select_option("#f-outcome", "hit")
+    page.select_option("#f-outcome", "source-hit")
     assert count() == f"{sum(a and b for a, b in zip(*hits))} of {n} spans"
+    # The model-free submissions quote no sentence: no span is an evidence hit, and every span
+    # with a gold evidence range is a miss.
+    page.select_option("#f-outcome", "evidence-hit")
+    assert count() == f"0 of {n} spans"
+    page.select_option("#f-outcome", "evidence-miss")
+    with_evidence = sum(bool(gold_evidence(s.graph.edges)) for s in bench.spans)
+    assert with_evidence > 0 and count() == f"{with_evidence} of {n} spans"
     page.select_option("#f-outcome", "")
     page.check("#f-disagree")
     disagree = [i for i, (a, b) in enumerate(zip(*hits)) if a != b]

@@ -269,7 +269,7 @@ def trace_conversation(
             graph = result.graphs[name][s.id]
             edges = [PredictedEdge(child=e.child, parent=e.parent,
                                    score=None if e.score is None else round(float(e.score), 6),
-                                   sentences=list(e.sentences) or None)
+                                   sentences=e.sentences or None)
                      for e in sorted(graph.edges, key=lambda e: (-e.child, e.parent))]
             entries[name].append(SubmissionEntry(span_id=s.id, edges=edges))
     return ConversationResult(entries, result.forward_passes, len(result.unfit))

@@ -14,6 +14,7 @@ from pathlib import Path
 from mtcabench.benchmark import Benchmark
 from mtcabench.errors import InputError
 from mtcabench.model import DependencyType, Role
+from mtcabench.scoring.metrics import EVIDENCE_K, gold_evidence
 from mtcabench.scoring.scorer import score_spans
 from mtcabench.scoring.show import _COLOURS, _ROLE_FILL
 from mtcabench.scoring.submission import read_submission
@@ -53,6 +54,7 @@ def view_data(benchmark: Benchmark, submissions: Sequence[str | Path]) -> dict:
         "start": s.span.start, "end": s.span.end, "type": s.dependency_type.value,
         "depth": s.depth, "source": s.source, "sources": list(s.sources),
         "gold": [[e.child, e.parent] for e in s.graph.edges],
+        "evidence": [[c, p, a, b] for (c, p), (a, b) in gold_evidence(s.graph.edges).items()],
     } for s in benchmark.spans]
     methods = []
     for sub, label in zip(subs, _labels(subs)):
@@ -61,19 +63,24 @@ def view_data(benchmark: Benchmark, submissions: Sequence[str | Path]) -> dict:
         for span, score in zip(benchmark.spans, scored.scores):
             entry = sub.entries.get(span.id)
             edges = [] if entry is None or entry.skipped else [
-                [e.child, e.parent, e.score] for e in entry.edges]
+                [e.child, e.parent, e.score,
+                 [[x.start, x.end, x.score] for x in e.sentences or []]] for e in entry.edges]
             rows.append({
                 "status": sub.status(span.id), "edges": edges,
                 "edge_f1": round(score.edge_f1, 4),
                 "source_recall": round(score.source_recall, 4),
                 # Every gold source recovered: source recall 1 (with the metric's conventions).
                 "source_hit": score.source_recall == 1.0,
+                # Evidence hit@k (None: the span has no gold evidence range).
+                "evidence_hit": None if score.evidence_hit is None
+                else round(score.evidence_hit, 4),
             })
         methods.append({"label": label, "file": sub.path.name, "rows": rows})
     return {
         "version": DATA_VERSION,
         "benchmark": benchmark.origin,
         "types": [t.value for t in DependencyType],
+        "evidence_k": EVIDENCE_K,
         "colours": dict(_COLOURS),
         "role_fill": {r.value: _ROLE_FILL[r] for r in Role},
         "texts": list(texts),

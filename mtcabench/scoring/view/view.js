@@ -43,6 +43,9 @@
   const N = D.spans.length;
   const M = D.methods.length;
   const hits = D.methods.map((m) => Uint8Array.from(m.rows, (r) => (r.source_hit ? 1 : 0)));
+  // Evidence: 1 every gold evidence range hit, 0 some missed, 2 the span has none.
+  const evHits = D.methods.map((m) => Uint8Array.from(m.rows,
+    (r) => (r.evidence_hit === null ? 2 : r.evidence_hit === 1 ? 1 : 0)));
   // Methods disagree on a span when one recovers every gold source and another does not.
   const disagree = new Uint8Array(N);
   for (let i = 0; i < N && M > 1; i++) {
@@ -76,11 +79,13 @@
       el("div", {}, "gold edges"));
     D.methods.forEach((m) => head.append(
       el("div", { class: "num", title: m.label + ": edge F1" }, m.label + " F1"),
-      el("div", { class: "num", title: m.label + ": every gold source recovered" }, m.label + " source")));
+      el("div", { class: "num", title: m.label + ": every gold source recovered" }, m.label + " source"),
+      el("div", { class: "num", title: m.label + ": evidence hit@" + D.evidence_k +
+        " (share of gold evidence ranges hit)" }, m.label + " evidence")));
   }
 
   function columns() {
-    return "minmax(16em, 1fr) 9em 4em 6em" + " 7em 7em".repeat(M);
+    return "minmax(16em, 1fr) 9em 4em 6em" + " 7em 7em 7em".repeat(M);
   }
 
   function applyFilters() {
@@ -99,12 +104,14 @@
       if (depth !== null && s.depth !== depth) continue;
       if (onlyDisagree && !disagree[i]) continue;
       if (outcome) {
-        const want = outcome === "hit" ? 1 : 0;
+        const [on, what] = outcome.split("-");
+        const table = on === "evidence" ? evHits : hits;
+        const want = what === "hit" ? 1 : 0;
         if (method === "all") {
           let ok = true;
-          for (let m = 0; m < M && ok; m++) ok = hits[m][i] === want;
+          for (let m = 0; m < M && ok; m++) ok = table[m][i] === want;
           if (!ok) continue;
-        } else if (hits[Number(method)][i] !== want) continue;
+        } else if (table[Number(method)][i] !== want) continue;
       }
       if (q && !lowerIds[i].includes(q)) continue;
       out[n++] = i;
@@ -134,7 +141,9 @@
       D.methods.forEach((m, j) => {
         const r = m.rows[i];
         row.append(el("div", { class: "num" }, r.status === "predicted" ? fmt(r.edge_f1) : r.status),
-          el("div", { class: "num " + (hits[j][i] ? "hit" : "miss") }, hits[j][i] ? "hit" : "miss"));
+          el("div", { class: "num " + (hits[j][i] ? "hit" : "miss") }, hits[j][i] ? "hit" : "miss"),
+          el("div", { class: "num " + ["miss", "hit", ""][evHits[j][i]] },
+            r.evidence_hit === null ? "\u2013" : fmt(r.evidence_hit)));
       });
       frag.append(row);
     }
@@ -200,13 +209,14 @@
     const gold = new Set(s.gold.map(([c, p]) => c + ">" + p));
     const page = $("span");
     const metrics = el("table", {}, el("tr", {}, ...["method", "status", "edge F1", "source recall",
-      "source hit", "predicted edges"].map((h) => el("th", {}, h))));
+      "source hit", "evidence hit@" + D.evidence_k, "predicted edges"].map((h) => el("th", {}, h))));
     const panels = [panel("gold", s, turns, s.gold.map(([c, p]) => [c, p, "gold", null]), "g")];
     D.methods.forEach((m, k) => {
       const r = m.rows[i];
       metrics.append(el("tr", {}, el("td", {}, m.label), el("td", {}, r.status),
         el("td", {}, fmt(r.edge_f1)), el("td", {}, fmt(r.source_recall)),
         el("td", { class: r.source_hit ? "hit" : "miss" }, r.source_hit ? "hit" : "miss"),
+        el("td", {}, r.evidence_hit === null ? "n/a (no gold evidence)" : fmt(r.evidence_hit)),
         el("td", {}, r.edges.length)));
       const pred = new Set(r.edges.map(([c, p]) => c + ">" + p));
       const edges = r.edges.map(([c, p, score]) => [c, p, gold.has(c + ">" + p) ? "both" : "extra", score]);
@@ -232,7 +242,23 @@
       ...turns.map((t) => el("div", { class: "turn " + t.role }, el("b", {}, "#" + t.index + " " + t.role),
         t.index === s.turn
           ? el("pre", {}, t.text.slice(0, s.start), el("mark", {}, t.text.slice(s.start, s.end)), t.text.slice(s.end))
-          : el("pre", {}, t.text))));
+          : el("pre", {}, ...goldEvidence(s, t)))));
+  }
+
+  /* A parent turn's text with the gold evidence ranges of its edges underlined. */
+  function goldEvidence(s, t) {
+    const ranges = s.evidence.filter(([, p, a, b]) => p === t.index && a < b && b <= t.text.length)
+      .sort((x, y) => x[2] - y[2]);
+    const out = [];
+    let pos = 0;
+    for (const [c, p, a, b] of ranges) {
+      if (a < pos) continue; // overlapping ranges: the first one is shown
+      out.push(t.text.slice(pos, a), el("span", { class: "gold-evidence",
+        title: "gold evidence of edge " + c + "\u2192" + p }, t.text.slice(a, b)));
+      pos = b;
+    }
+    out.push(t.text.slice(pos));
+    return out;
   }
 
   function route() {
