@@ -30,6 +30,7 @@ from mtcabench.ingest import read_taubench, write_conversations
 from mtcabench.resources import sample_path
 from mtcabench.stats import conversation_stats
 from mtcabench.validate import validate_file
+from mtcabench.terminal import shown
 
 SAMPLE = sample_path()
 RELEASE_VERSION = "0.0.0-sample"
@@ -58,7 +59,7 @@ def step_ingest(run: DemoRun) -> None:
     path = run.path("conversations.jsonl")
     n = write_conversations(path, read_taubench(run.sample))
     run.files["conversations"] = path
-    run.console.print(f"ingest: {n} conversations -> {path}")
+    run.console.print(f"ingest: {n} conversations -> {shown(path)}")
     report = validate_file(path)
     if not report.ok:
         raise ValidationFailed("sample conversations invalid", [str(v) for v in report.violations])
@@ -83,7 +84,7 @@ def step_review(run: DemoRun) -> None:
     session = open_review(run.files["candidates"], run.files["conversations"])
     run.review = session
     run.console.print(f"review: {session.push.imported} tasks pushed ({session.push.already_present} already there); a reviewer opens them at "
-                      f"[bold]{session.review_url}[/bold]")
+                      f"[bold]{shown(session.review_url)}[/bold]")
     if session.login:
         run.console.print(f"review: local reviewer login {session.login[0]} / {session.login[1]} "
                           "(this embedded server lives as long as the demo; see --serve)")
@@ -91,7 +92,7 @@ def step_review(run: DemoRun) -> None:
     report = auto_accept_file(run.files["candidates"], run.files["conversations"], reviewed)
     run.files["reviewed"] = reviewed
     run.console.print(f"review: no reviewer in the demo, so {len(report.decisions)} candidates were "
-                      f"accepted automatically (marked decision_source=auto) -> {reviewed}")
+                      f"accepted automatically (marked decision_source=auto) -> {shown(reviewed)}")
 
 
 def step_release(run: DemoRun) -> None:
@@ -101,7 +102,7 @@ def step_release(run: DemoRun) -> None:
                           out=run.path("release"), force=True)
     run.files["release"] = built.folder
     run.console.print(f"release: {len(built.spans)} spans in {len(built.conversations)} "
-                      f"conversations, every graph valid -> {built.folder}")
+                      f"conversations, every graph valid -> {shown(built.folder)}")
 
 
 def step_trace(run: DemoRun) -> None:
@@ -112,7 +113,7 @@ def step_trace(run: DemoRun) -> None:
     trace_benchmark(run.files["release"], outs, scorer=run.scorer)
     for method, out in outs.items():
         run.files[f"submission.{method}"] = out
-        run.console.print(f"trace: {method} with {run.scorer} -> {out}")
+        run.console.print(f"trace: {shown(method)} with {shown(run.scorer)} -> {shown(out)}")
 
 
 def step_score(run: DemoRun) -> None:
@@ -159,16 +160,16 @@ def run_demo(out: str | Path, *, sample: Path = SAMPLE, base_url: str | None = N
 def _finish(run: DemoRun) -> None:
     run.console.rule("[bold]done")
     for name, path in run.files.items():
-        run.console.print(f"  {name:<22} {path}")
+        run.console.print(f"  {name:<22} {shown(path)}")
     if run.review is None:
         return
     if run.serve and getattr(run.review, "server", None) is not None:
-        run.console.print(f"Label Studio stays open at {run.review.review_url}; Ctrl-C to stop.")
+        run.console.print(f"Label Studio stays open at {shown(run.review.review_url)}; Ctrl-C to stop.")
         _wait_for_interrupt()
     else:
         cmd = (f"mtcabench review serve --candidates {run.files['candidates']} --conversations "
                f"{run.files['conversations']} --out {run.path('reviewed.human.jsonl')}")
-        run.console.print(f"To review the candidates in the browser later: {cmd}")
+        run.console.print(f"To review the candidates in the browser later: {shown(cmd)}")
 
 
 def _wait_for_interrupt() -> None:

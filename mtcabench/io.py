@@ -65,6 +65,36 @@ class JSONError(ValueError):
         self.reason, self.line, self.column = reason, line, column
 
 
+#: A ``\uXXXX`` escape of half a UTF-16 surrogate pair, with the backslashes before it.
+_SURROGATE_ESCAPE = re.compile(r"(\\*)\\u([dD][89a-fA-F][0-9a-fA-F]{2})")
+_BOM = "\ufeff"
+
+
+def _lone_surrogate(text: str) -> tuple[str, int, int] | None:
+    """The first ``\uD800``-``\uDFFF`` escape that is not half of a pair: (escape, line,
+    column), or None. JSON allows a character outside the Basic Multilingual Plane written as
+    a pair of such escapes; one alone is no character (a text cut inside an emoji)."""
+    pending: re.Match | None = None  # a high half waiting for its low half
+    for m in _SURROGATE_ESCAPE.finditer(text):
+        if len(m.group(1)) % 2:  # "\\uD800": an escaped backslash, then text
+            continue
+        high = m.group(2)[1].lower() in "89ab"
+        if pending is not None and not high and m.start(2) - 2 == pending.end():
+            pending = None  # the pair is complete
+            continue
+        if pending is not None or not high:
+            bad = pending or m
+            break
+        pending = m
+    else:
+        bad = pending
+        if bad is None:
+            return None
+    at = bad.start(2) - 2
+    line = text.count("\n", 0, at) + 1
+    return "\\u" + bad.group(2), line, at - (text.rfind("\n", 0, at) + 1) + 1
+
+
 def loads(text: str | bytes) -> Any:
     """Parse one JSON text; any failure is a :class:`JSONError`, deep nesting included.
 
@@ -76,13 +106,40 @@ def loads(text: str | bytes) -> Any:
     except ValueError as exc:
         m = _POSITION.match(str(exc))
         msg, line, col = (m["msg"], int(m["line"]), int(m["col"])) if m else (str(exc), None, None)
+        decoded = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
         if "recursion limit" in msg:
             reason = (f"nested more than {MAX_JSON_DEPTH} levels deep"
                       + (f" (column {col})" if col is not None else "")
                       + "; flatten the value or leave it out")
+        elif "\x00" in decoded[:2]:
+            reason = ("starts with a NUL byte: UTF-16 or UTF-32 text without a byte order "
+                      "mark? save it as UTF-8")
+        elif decoded.startswith(_BOM):
+            reason = ("starts with a UTF-8 byte order mark (BOM) inside the file; save it as "
+                      "UTF-8 without BOM")
+            line, col = 1, 1
+        elif (("surrogate" in msg or "hex escape" in msg)
+              and (lone := _lone_surrogate(decoded)) is not None):
+            escape, line, col = lone
+            reason = (f"lone surrogate {escape} at line {line} column {col}: half of a "
+                      "UTF-16 pair is no character (was the text cut inside an emoji?)")
         else:
             reason = f"malformed JSON ({msg}" + (f", column {col})" if col is not None else ")")
         raise JSONError(reason, line, col) from None
+
+
+#: Byte order marks of the encodings a file saved "as Unicode" may be in, longest first.
+_UNICODE_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
+                 (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
+
+
+def not_utf8(raw: bytes, exc: UnicodeDecodeError) -> str:
+    """Why ``raw`` is not UTF-8 text, naming a UTF-16 or UTF-32 file by its byte order mark
+    (what an editor's "Unicode" saves) rather than only the first bad byte."""
+    for bom, name in _UNICODE_BOMS:
+        if raw.startswith(bom):
+            return f"{name} text, not UTF-8 (it starts with a {name} byte order mark); save it as UTF-8"
+    return f"not UTF-8 text ({exc.reason} at byte {exc.start})"
 
 
 def parse_json(text: str | bytes, path: str | Path, *, line: int | None = None) -> Any:
@@ -91,6 +148,11 @@ def parse_json(text: str | bytes, path: str | Path, *, line: int | None = None) 
     A failure is an InputError naming the file and the line (the given one, else the line of
     the document where parsing failed).
     """
+    if line in (None, 1):  # a file's first text may start with a BOM (Windows editors)
+        if isinstance(text, bytes) and text.startswith(b"\xef\xbb\xbf"):
+            text = text[3:]
+        elif isinstance(text, str) and text.startswith(_BOM):
+            text = text[1:]
     try:
         return loads(text)
     except JSONError as exc:
@@ -123,8 +185,7 @@ def iter_json_lines(path: str | Path, *,
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise InputError.at(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})",
-                                    line=lineno) from None
+                raise InputError.at(path, not_utf8(raw, exc), line=lineno) from None
             if not line.strip():
                 continue
             obj = parse_json(line, path, line=lineno)

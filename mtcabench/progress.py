@@ -22,6 +22,9 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
+
+from mtcabench.terminal import plain, shown
 
 T = TypeVar("T")
 
@@ -51,7 +54,8 @@ class Bar:
                  **fields: Any):
         self._progress = progress
         self._total = total
-        self._task = (progress.add_task(description, total=total, **fields)
+        # the description is interpolated into the bar's markup: a file name is text
+        self._task = (progress.add_task(shown(description), total=total, **fields)
                       if progress is not None else None)
 
     @property
@@ -73,8 +77,10 @@ class Bar:
             self._progress.reset(self._task, total=self._total)
 
     def log(self, message: str) -> None:
-        """A line above the bar (printed as is when progress is off: it is information)."""
-        (self._progress.console if self._progress is not None else err_console).print(message)
+        """A line above the bar (printed when progress is off too: it is information); text
+        from a server or a file, so printed as text, never as markup or control codes."""
+        console = self._progress.console if self._progress is not None else err_console
+        console.print(Text(plain(message)))
 
 
 @contextlib.contextmanager

@@ -185,6 +185,8 @@ def _one_pass(job: Job, session: _Session, progress: RunProgress, feed: Feed,
             sink.close()
     for name, sink in sinks.items():
         summary.outputs[name] = str(sink.path)
+    if session.cache is not None:
+        summary.cache_damaged = session.cache.damaged
     return summary
 
 

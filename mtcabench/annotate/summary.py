@@ -14,6 +14,7 @@ from rich.table import Table
 from mtcabench.annotate.llm.accounting import Accounting
 from mtcabench.io import atomic_write
 from mtcabench.model import Candidate, Proposal
+from mtcabench.terminal import shown
 
 
 @dataclass
@@ -56,6 +57,8 @@ class RunSummary:
     both_annotators: int = 0
     not_answered: Counter = field(default_factory=Counter)  # failed / budget / deferred
     accounting: Accounting | None = None
+    #: Rows of the response cache that were not an answer: missed, sent again, replaced.
+    cache_damaged: int = 0
     outputs: dict[str, str] = field(default_factory=dict)
     batches: list[dict[str, Any]] = field(default_factory=list)
     stopped: str | None = None
@@ -81,6 +84,7 @@ class RunSummary:
         if a is not None:
             out.update({
                 "requests_sent": a.requests, "cache_hits": a.cache_hits,
+                "cache_rows_damaged": self.cache_damaged,
                 "failures": a.failures, "failures_by_reason": dict(a.failure_reasons),
                 "retries_by_reason": dict(a.retries),
                 "prompt_tokens": a.prompt_tokens, "completion_tokens": a.completion_tokens,
@@ -95,7 +99,7 @@ class RunSummary:
 
     def render(self, console: Console) -> None:
         d = self.as_dict()
-        table = Table(title=f"mtcabench annotate {self.command}", show_header=False,
+        table = Table(title=f"mtcabench annotate {shown(self.command)}", show_header=False,
                       title_justify="left")
         table.add_column(style="bold")
         table.add_column()
@@ -110,7 +114,7 @@ class RunSummary:
 
         llm = self.endpoint is not None
         if llm:
-            table.add_row("endpoint", f"{self.endpoint} ({self.model})")
+            table.add_row("endpoint", f"{shown(self.endpoint)} ({shown(self.model)})")
         complete = ("" if self.command == "verify"
                     else f" ({self.conversations_complete} complete)")
         table.add_row("conversations", f"{self.conversations}{complete}")
@@ -124,6 +128,9 @@ class RunSummary:
         if self.accounting is not None and llm:
             table.add_row("requests", f"{d['requests_sent']} sent, {d['cache_hits']} from cache, "
                                       f"{d['failures']} failed")
+            if d["cache_rows_damaged"]:
+                table.add_row("  damaged cache rows", f"{d['cache_rows_damaged']} (not answers: "
+                                                      "sent again, replaced)")
             if d["retries_by_reason"]:
                 table.add_row("  retries", ", ".join(f"{k} {v}"
                                                      for k, v in d["retries_by_reason"].items()))
@@ -137,7 +144,7 @@ class RunSummary:
                                                     for k, v in self.not_answered.items())
                           + " (rerun to finish)")
         if self.stopped:
-            table.add_row("stopped", self.stopped)
+            table.add_row("stopped", shown(self.stopped))
         for name, path in self.outputs.items():
-            table.add_row(name, path)
+            table.add_row(shown(name), shown(path))
         console.print(table)

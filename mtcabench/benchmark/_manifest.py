@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mtcabench.errors import InputError
-from mtcabench.io import format_validation_error, parse_json
+from mtcabench.io import format_validation_error, not_utf8, parse_json
 from mtcabench.model import Record
 
 MANIFEST_NAME = "release.json"
@@ -72,10 +72,11 @@ def read_manifest(folder: Path) -> ReleaseManifest:
     if not path.is_file():
         raise InputError(f"{folder}: not a release folder (no {MANIFEST_NAME}); build one with "
                          "`mtcabench release build`")
+    raw = path.read_bytes()
     try:
-        text = path.read_text(encoding="utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError.at(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise InputError.at(path, not_utf8(raw, exc)) from None
     try:
         return ReleaseManifest.model_validate(parse_json(text, path))
     except ValidationError as exc:

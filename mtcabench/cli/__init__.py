@@ -18,6 +18,7 @@ from typer.core import TyperGroup
 from mtcabench._version import __version__
 from mtcabench.errors import ExitCode, MtcaError
 from mtcabench.progress import err_console
+from mtcabench.terminal import plain
 
 
 class _Group(TyperGroup):
@@ -35,8 +36,9 @@ class _Group(TyperGroup):
 
 
 def report_error(exc: MtcaError) -> None:
-    # Text (not markup) so that rule names like [edge-backwards] print as they are.
-    err_console.print(Text.assemble(("error: ", "bold red"), exc.message), soft_wrap=True)
+    # Text (not markup) so that rule names like [edge-backwards] print as they are; the
+    # message quotes the user's input, so no control code of it reaches the terminal.
+    err_console.print(Text.assemble(("error: ", "bold red"), plain(exc.message)), soft_wrap=True)
 
 
 EXIT_CODES_HELP = (

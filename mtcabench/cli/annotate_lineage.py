@@ -21,6 +21,7 @@ from mtcabench.io import (
     write_records,
 )
 from mtcabench.progress import err_console, tracked
+from mtcabench.terminal import shown
 
 #: The defaults (those of the default rules version), read by the options below.
 D = LineageConfig()
@@ -71,7 +72,7 @@ def lineage(
     summary = LineageSummary()
     with tracked(conversations.values(), "lineage", total=len(conversations)) as convs:
         n = write_records(out, propose_lineage(convs, config, summary=summary))
-    err_console.print(f"wrote {n} lineage candidates to {out}")
+    err_console.print(f"wrote {n} lineage candidates to {shown(out)}")
     if summary_json is not None:
         with atomic_write(summary_json) as fh:
             json.dump(summary.as_dict(), fh, indent=1)

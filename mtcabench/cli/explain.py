@@ -18,6 +18,7 @@ from mtcabench.cli import _evaluator as ev
 from mtcabench.cli import options
 from mtcabench.evaluate import TraceSettings
 from mtcabench.progress import err_console
+from mtcabench.terminal import shown
 
 
 def explain(
@@ -77,10 +78,10 @@ def explain(
         console.print(tree)
     if out is not None:
         paths = write_explanation(result, out)
-        err_console.print(f"wrote {paths[0]} and {len(paths) - 1} HTML page(s) to {out}")
-    err_console.print(f"{conv.id}: {len(targets)} span(s), {result.tokens} tokens, "
+        err_console.print(f"wrote {shown(paths[0])} and {len(paths) - 1} HTML page(s) to {shown(out)}")
+    err_console.print(f"{shown(conv.id)}: {len(targets)} span(s), {result.tokens} tokens, "
                       f"{result.forward_passes} forward pass(es)"
-                      + (f" on {result.model} ({result.scorer})" if result.model else ""))
+                      + (f" on {shown(result.model)} ({shown(result.scorer)})" if result.model else ""))
 
 
 def register(app: typer.Typer) -> None:

@@ -9,6 +9,7 @@ import typer
 from mtcabench.cli import options
 from mtcabench.ingest import ingest_confetti, ingest_taubench
 from mtcabench.progress import err_console
+from mtcabench.terminal import shown
 
 group = typer.Typer(help="Turn raw agent conversations into validated conversation records.",
                     no_args_is_help=True)
@@ -24,7 +25,7 @@ def taubench(
 ) -> None:
     """Ingest TauBench runs: one conversation per (domain, model, task, trial)."""
     n = ingest_taubench(paths, out, agent_model=agent_model, domain=domain)
-    err_console.print(f"wrote {n} conversations to {out}")
+    err_console.print(f"wrote {n} conversations to {shown(out)}")
 
 
 @group.command("confetti")
@@ -36,7 +37,7 @@ def confetti(
 ) -> None:
     """Ingest ConFETTI dialogs, each rebuilt from its turn-level prefixes."""
     n = ingest_confetti(path, out, domain=domain)
-    err_console.print(f"wrote {n} conversations to {out}")
+    err_console.print(f"wrote {n} conversations to {shown(out)}")
 
 
 def register(app: typer.Typer) -> None:

@@ -9,6 +9,7 @@ import typer
 from mtcabench import raw as raw_sources
 from mtcabench.cli import options
 from mtcabench.progress import err_console
+from mtcabench.terminal import plain, shown
 
 group = typer.Typer(help="Upstream source files: list the manifest, fetch and verify files.",
                     no_args_is_help=True)
@@ -20,7 +21,7 @@ def list_files(
 ) -> None:
     """List the manifest's files with repository, commit, blob id and licence."""
     for e in raw_sources.load_manifest(manifest):
-        typer.echo(f"{e.name}\t{e.repo}@{e.commit[:12]}:{e.path}\tblob {e.git_blob}\t{e.license}")
+        typer.echo(plain(f"{e.name}\t{e.repo}@{e.commit[:12]}:{e.path}\tblob {e.git_blob}\t{e.license}"))
 
 
 @group.command("fetch")
@@ -37,7 +38,7 @@ def fetch(
     entries = raw_sources.select(raw_sources.load_manifest(manifest), only, source)
 
     def done(entry, path) -> None:
-        err_console.print(f"ok  {entry.name} -> {path} (blob {entry.git_blob[:12]} verified)")
+        err_console.print(f"ok  {shown(entry.name)} -> {shown(path)} (blob {entry.git_blob[:12]} verified)")
 
     raw_sources.fetch(entries, dest=dest, from_dir=from_dir, on_file=done)
 

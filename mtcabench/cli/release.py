@@ -9,6 +9,7 @@ import typer
 from mtcabench.cli import options
 from mtcabench.errors import InputError
 from mtcabench.progress import err_console
+from mtcabench.terminal import plain, shown
 
 group = typer.Typer(help="Validate reviewed graphs, build the Hub dataset folder, publish it.",
                     no_args_is_help=True)
@@ -35,8 +36,8 @@ def build(
                           force=force, scores=scores)
     st, rv = built.manifest.statistics, built.manifest.review
     err_console.print(
-        f"release {version}: {st['spans']} spans in {st['conversations']} conversations -> "
-        f"{built.folder} ({rv['human_spans']} decided by a person, {rv['auto_spans']} "
+        f"release {shown(version)}: {st['spans']} spans in {st['conversations']} conversations -> "
+        f"{shown(built.folder)} ({rv['human_spans']} decided by a person, {rv['auto_spans']} "
         "accepted automatically)", soft_wrap=True)
 
 
@@ -52,7 +53,8 @@ def verify(folder: Path = typer.Argument(..., help="A release folder.")) -> None
         raise ValidationFailed(f"{folder}: {len(problems)} file problem(s)", problems)
     ignored = ignored_entries(folder)
     note = f" (ignored, not part of a release: {', '.join(ignored)})" if ignored else ""
-    err_console.print(f"{folder}: release {manifest.version} intact{note}", soft_wrap=True)
+    err_console.print(f"{shown(folder)}: release {shown(manifest.version)} intact{shown(note)}",
+                      soft_wrap=True)
 
 
 @group.command("publish")
@@ -74,18 +76,18 @@ def publish(
                              private=private)
     plan = result if isinstance(result, PublishPlan) else result.plan
     for f in plan.files:
-        typer.echo(f"{f.size:>12}  {f.path_in_repo}")
+        typer.echo(f"{f.size:>12}  {plain(f.path_in_repo, newlines=False)}")
     for p in plan.deletions:
-        typer.echo(f"{'delete':>12}  {p}")
+        typer.echo(f"{'delete':>12}  {plain(p, newlines=False)}")
     for p in plan.ignored:
-        err_console.print(f"not uploaded: {p} (added by a download tool, not part of a "
+        err_console.print(f"not uploaded: {shown(p)} (added by a download tool, not part of a "
                           "release)", soft_wrap=True)
     summary = (f"{len(plan.files)} files, {plan.total_bytes} bytes -> datasets/{plan.repo_id}, "
                f"commit {plan.commit_message!r}, tag {plan.tag}")
     if dry_run:
-        err_console.print(f"dry run, nothing sent: would upload {summary}", soft_wrap=True)
+        err_console.print(f"dry run, nothing sent: would upload {shown(summary)}", soft_wrap=True)
     else:
-        err_console.print(f"uploaded {summary}: {result.commit_url}", soft_wrap=True)
+        err_console.print(f"uploaded {shown(summary)}: {shown(result.commit_url)}", soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -11,6 +11,7 @@ import typer
 from mtcabench.cli import options
 from mtcabench.errors import ValidationFailed
 from mtcabench.progress import err_console
+from mtcabench.terminal import plain
 
 group = typer.Typer(
     help="Human review in Label Studio: push candidates, review in the browser, pull decisions.",
@@ -19,7 +20,7 @@ group = typer.Typer(
 
 def _print_push(report) -> None:
     for line in report.lines():
-        err_console.print(line, highlight=False, markup=False)
+        err_console.print(plain(line), highlight=False, markup=False)
 
 
 def _print_pull(report, out: Path | None) -> None:
@@ -34,8 +35,8 @@ def _print_pull(report, out: Path | None) -> None:
         err_console.print(f"left out: {len(report.invalid)} invalid annotation(s), not repaired; "
                           "fix them in Label Studio and pull again:", markup=False)
         for inv in report.invalid:
-            err_console.print(f"  {inv}", markup=False, highlight=False)
-    where = f" -> {report.written}" if report.written else " (nothing written)"
+            err_console.print(f"  {plain(inv, newlines=False)}", markup=False, highlight=False)
+    where = f" -> {plain(report.written)}" if report.written else " (nothing written)"
     err_console.print(f"{len(report.decisions)} decision(s){where} "
                       f"({report.requests} request(s), {report.seconds:.1f} s)", markup=False)
 
@@ -59,7 +60,7 @@ def push(
         report = push_files(client, candidates, conversations, project=project,
                             batch_size=batch_size, overlap=overlap)
     _print_push(report)
-    typer.echo(report.project_url)
+    typer.echo(plain(report.project_url, newlines=False))
 
 
 @group.command("pull")
@@ -97,10 +98,11 @@ def auto_accept_cmd(
 
     report = auto_accept_file(candidates, conversations, out)
     err_console.print(summarize(report.decisions).table("automatic decisions (not human)"))
-    err_console.print(f"{len(report.decisions)} decision(s) -> {out}: accepted automatically, "
+    err_console.print(f"{len(report.decisions)} decision(s) -> {plain(out)}: accepted automatically, "
                       "decision_source=auto, no reviewer", markup=False)
     for sid, why in report.left_out:
-        err_console.print(f"  left out {sid}: {why}", markup=False, highlight=False)
+        err_console.print(f"  left out {plain(sid, newlines=False)}: {plain(why, newlines=False)}",
+                          markup=False, highlight=False)
 
 
 def _interrupt(signum, frame) -> None:
@@ -128,10 +130,11 @@ def serve(
                      embedded=True) as session:
         _print_push(session.push)
         user, password = session.login or ("", "")
-        err_console.print(f"review at {session.review_url}\nlog in as {user} "
-                          f"with password {password}\nCtrl-C to stop"
-                          + (f" and pull the decisions to {out}" if out else ""), markup=False)
-        typer.echo(session.review_url)
+        err_console.print(plain(f"review at {session.review_url}\nlog in as {user} "
+                                f"with password {password}\nCtrl-C to stop"
+                                + (f" and pull the decisions to {out}" if out else "")),
+                          markup=False)
+        typer.echo(plain(session.review_url, newlines=False))
         # A service manager stops with SIGTERM: treat it like Ctrl-C, so the decisions are
         # pulled and the server stopped rather than left running.
         signal.signal(signal.SIGTERM, _interrupt)

@@ -8,6 +8,7 @@ import typer
 
 from mtcabench.cli import options
 from mtcabench.progress import err_console
+from mtcabench.terminal import plain, shown
 
 
 def score(
@@ -55,8 +56,8 @@ def show(
     views, paths = draw_spans(span_ids, benchmark, submission, out, fmt)
     for view, path in zip(views, paths):
         if text != "none":
-            typer.echo(render_mermaid(view) if text == "mermaid" else render_dot(view))
-        err_console.print(f"show: {view.span.id} -> {path}")
+            typer.echo(plain(render_mermaid(view) if text == "mermaid" else render_dot(view)))
+        err_console.print(f"show: {shown(view.span.id)} -> {shown(path)}")
 
 
 def register(app: typer.Typer) -> None:

@@ -15,6 +15,7 @@ from mtcabench.cli import _evaluator as ev
 from mtcabench.errors import InputError
 from mtcabench.evaluate import AT2_LEARN, RAY, TraceSettings
 from mtcabench.progress import err_console
+from mtcabench.terminal import shown
 
 _TRACE = TraceSettings()
 #: The placeholder of ``--out`` that names one file per method.
@@ -95,7 +96,7 @@ def trace(
                                      settings=settings, shard=shard, device=device, dtype=dtype)
     for m, path in report.outputs.items():
         err_console.print(f"wrote {report.spans} spans ({report.skipped_by_method[m]} skipped) "
-                          f"to {path} ({m})")
+                          f"to {shown(path)} ({shown(m)})")
     err_console.print(f"{report.conversations} conversations, {report.forward_passes} forward "
                       f"passes, {report.wall_s:.1f} s")
 
@@ -109,7 +110,7 @@ def trace_merge(
     from mtcabench.evaluate import merge_shards
 
     n = merge_shards(shards, out)
-    err_console.print(f"merged {len(shards)} shards: {n} spans -> {out}")
+    err_console.print(f"merged {len(shards)} shards: {n} spans -> {shown(out)}")
 
 
 def at2_learn(
@@ -140,7 +141,7 @@ def at2_learn(
             device=device)
     t = result.training
     err_console.print(
-        f"wrote {out}: {t['queries']} queries from {t['conversations']} conversations; mean "
+        f"wrote {shown(out)}: {t['queries']} queries from {t['conversations']} conversations; mean "
         f"correlation on training data {t['train_correlation_uniform']:.3f} (uniform) -> "
         f"{t['train_correlation_learned']:.3f} (learned)")
 

@@ -14,6 +14,7 @@ from mtcabench.errors import ValidationFailed
 from mtcabench.progress import err_console
 from mtcabench.stats import conversation_stats
 from mtcabench.validate import validate_file
+from mtcabench.terminal import shown
 
 
 def validate(
@@ -28,7 +29,7 @@ def validate(
                                f"{report.records} {report.kind} records",
                                [str(v) for v in report.violations])
     extra = f", {report.skipped_rejected} rejected records not checked" if report.skipped_rejected else ""
-    err_console.print(f"{path}: {report.checked} {report.kind} records valid{extra}")
+    err_console.print(f"{shown(path)}: {report.checked} {report.kind} records valid{extra}")
 
 
 def stats(
@@ -41,14 +42,14 @@ def stats(
         typer.echo(json.dumps(s, indent=2))
         return
     console = Console()
-    table = Table(title=f"{path}: {s['conversations']} conversations, {s['tool_calls']} tool calls")
+    table = Table(title=f"{shown(path)}: {s['conversations']} conversations, {s['tool_calls']} tool calls")
     table.add_column("group")
     table.add_column("key")
     table.add_column("count", justify="right")
     for title, key in (("source", "by_source"), ("domain", "by_domain"),
                        ("turns by role", "turns_by_role")):
         for k, v in sorted(s[key].items()):
-            table.add_row(title, k, str(v))
+            table.add_row(title, shown(k), str(v))
     for title, key in (("turns/conversation", "turns_per_conversation"),
                        ("chars/conversation", "chars_per_conversation")):
         d = s[key]

@@ -14,11 +14,13 @@ from mtcabench.evaluate import (
     DEFAULT_METHOD,
     DEFAULT_MODEL,
     DEFAULT_SCORER,
+    TARGET,
     LoadedModel,
     TraceSettings,
     attribute_spans,
     get_methods,
     load_attributor,
+    model_limits,
 )
 from mtcabench.model import Conversation, ProvenanceGraph, TargetSpan, span_id
 from mtcabench.transcripts import conversation_from_messages, last_answer, read_transcript, target_span
@@ -85,18 +87,51 @@ def explain_conversation(
         raise InputError(f"conversation {conversation.id}: no span to explain")
     loaded = scorer_obj = attributor = None
     if any(m.uses_model for m in chosen.values()):
+        refuse_too_long(conversation, targets, model, settings)
         attributor = load_attributor(model, scorer, settings, device, dtype)
         loaded, scorer_obj = attributor.loaded, attributor.scorer
     # Nothing is cut: a span past the context is refused (strict) before any forward pass.
-    result = attribute_spans(attributor, conversation, dict(enumerate(targets)), chosen,
+    keys = [(TARGET, k) for k in range(len(targets))]
+    result = attribute_spans(attributor, conversation, dict(zip(keys, targets)), chosen,
                              settings, strict=True)
-    graphs = {name: [by_key[k] for k in range(len(targets))]
-              for name, by_key in result.graphs.items()}
+    graphs = {name: [by_key[k] for k in keys] for name, by_key in result.graphs.items()}
     return Explanation(conversation, targets, graphs,
                        model=loaded.name if loaded else None,
                        scorer=scorer_obj.name if scorer_obj else None,
                        settings=settings, forward_passes=result.forward_passes,
                        tokens=result.tokens)
+
+
+#: How many characters of the text one token may cover at most, as a multiple of the
+#: model's longest vocabulary entry: twice, for tokenizers whose normaliser shortens text
+#: (an accent stripped from "e" + U+0301). Generous: the refusal below must never be wrong.
+TOKEN_SPAN_MARGIN = 2
+
+
+def refuse_too_long(conversation: Conversation, targets: Sequence[TargetSpan],
+                    model: str | LoadedModel, settings: TraceSettings) -> None:
+    """Refuse, before loading the model or tokenising anything, a target that cannot fit the
+    context: the text up to its end is at least ``characters / (longest token x margin)``
+    tokens. (A 6 MB tool result took 44 s and 1.8 GB to be refused after tokenising.)
+    Skipped when the model's files are not on this machine yet; the exact check after
+    tokenising still holds."""
+    limits = model_limits(model)
+    if limits is None:
+        return
+    context, longest = limits
+    limit = min(settings.max_tokens or context, context)
+    per_token = longest * TOKEN_SPAN_MARGIN
+    lengths = [len(t.text.strip()) for t in conversation.turns]
+    for t in sorted(targets, key=lambda t: (t.turn, t.end)):
+        text = conversation.turns[t.turn].text
+        chars = sum(lengths[:t.turn]) + max(0, t.end - (len(text) - len(text.lstrip())))
+        if chars // per_token > limit:
+            raise InputError(
+                f"conversation {conversation.id}, turn {t.turn}: the text up to the span is "
+                f"{chars:,} characters, at least {chars // per_token:,} tokens, past the "
+                f"{limit}-token context of {getattr(model, 'name', model)}; nothing is cut: "
+                "choose an earlier turn, leave the long turn out, or use a model with a "
+                "longer context")
 
 
 Messages = Conversation | str | Path | Sequence[Mapping[str, Any]] | Mapping[str, Any]

@@ -29,6 +29,7 @@ from mtcabench.model import (
     TargetSpan,
     Verdict,
 )
+from mtcabench.terminal import plain
 
 #: Name of the graphs file written into ``--out``.
 JSON_NAME = "explain.json"
@@ -36,8 +37,8 @@ _ROLE_STYLE = {Role.SYSTEM: "magenta", Role.USER: "blue", Role.ASSISTANT: "bold"
 
 
 def excerpt(text: str, limit: int = 60) -> str:
-    """One line of at most ``limit`` characters, control characters left out."""
-    flat = re.sub(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]", "", re.sub(r"\s+", " ", text)).strip()
+    """One line of at most ``limit`` characters."""
+    flat = re.sub(r"\s+", " ", plain(text)).strip()  # a transcript's text: no control codes
     return flat if len(flat) <= limit else flat[: limit - 1] + "\u2026"
 
 
@@ -60,7 +61,7 @@ def render_tree(explanation: Explanation, k: int, method: str) -> Tree:
     target = explanation.targets[k]
     graph = explanation.graphs[method][k]
     root = Tree(Text.assemble((f"turn {target.turn} assistant", "bold"), "  ",
-                              (method, "dim"), "  \u201c", excerpt(target.text, 48), "\u201d"))
+                              (plain(method), "dim"), "  \u201c", excerpt(target.text, 48), "\u201d"))
     out: dict[int, list[Edge]] = {}
     for e in graph.edges:
         out.setdefault(e.child, []).append(e)

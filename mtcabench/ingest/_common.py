@@ -7,7 +7,7 @@ from typing import Any
 from collections.abc import Iterable
 
 from mtcabench.errors import InputError
-from mtcabench.io import parse_json, write_records
+from mtcabench.io import not_utf8, parse_json, write_records
 from mtcabench.model import Conversation
 
 
@@ -19,7 +19,7 @@ def load_json(path: Path) -> Any:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise InputError.at(path, not_utf8(data, exc)) from None
     return parse_json(text, path)
 
 

@@ -2,12 +2,31 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+import re
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 #: Layout version of every record kind defined here. A reader refuses a newer one.
 SCHEMA_VERSION = 1
+
+
+#: Control characters (Unicode category Cc: C0, DEL, C1) and the line and paragraph
+#: separators: what may not hide in an id.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _no_control(value: str) -> str:
+    """An id names files, pages and lines of messages: no control character (a NUL, an
+    escape sequence, a line break) may hide in one."""
+    if (m := _CONTROL.search(value)) is not None:
+        raise ValueError(f"the id holds the control character {m.group()!r} at position "
+                         f"{m.start()}; ids are printable text")
+    return value
+
+
+#: A record or span id: any printable text (checked wherever an id is read).
+Id = Annotated[str, AfterValidator(_no_control)]
 
 
 class _Model(BaseModel):

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field, PrivateAttr, model_validator
 
-from mtcabench.model._base import Record, _Model
+from mtcabench.model._base import Id, Record, _Model
 
 
 class Role(str, Enum):
@@ -81,7 +81,7 @@ class Conversation(Record):
 
     KIND: ClassVar[str] = "conversation"
 
-    id: str = Field(description="Stable id, e.g. taubench/airline/gpt-4o/task-3/trial-0.")
+    id: Id = Field(description="Stable id, e.g. taubench/airline/gpt-4o/task-3/trial-0.")
     source: str = Field(description="Dataset it came from: taubench, confetti, ...")
     domain: str = Field(description="Domain or task family, e.g. airline, retail.")
     agent_model: str | None = Field(default=None, description="Model that played the agent.")

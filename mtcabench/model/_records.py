@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from mtcabench.model._base import Record, _Model
+from mtcabench.model._base import Id, Record, _Model
 from mtcabench.model._conversation import Conversation
 from mtcabench.model._spans import DependencyType, ProvenanceGraph, ScoredSentence, TargetSpan
 
@@ -50,8 +50,8 @@ class Proposal(Record):
 
     KIND: ClassVar[str] = "proposal"
 
-    id: str = Field(description="Span id (see span_id); for a rejected output, a stable key.")
-    conversation_id: str = Field(description="Conversation the span belongs to.")
+    id: Id = Field(description="Span id (see span_id); for a rejected output, a stable key.")
+    conversation_id: Id = Field(description="Conversation the span belongs to.")
     span: TargetSpan | None = Field(default=None, description="The target span, if it resolved.")
     dependency_type: DependencyType | None = Field(default=None, description="Proposed type.")
     graph: ProvenanceGraph | None = Field(default=None, description="Proposed graph.")
@@ -77,8 +77,8 @@ class Candidate(Record):
 
     KIND: ClassVar[str] = "candidate"
 
-    id: str = Field(description="Span id.")
-    conversation_id: str = Field(description="Conversation the span belongs to.")
+    id: Id = Field(description="Span id.")
+    conversation_id: Id = Field(description="Conversation the span belongs to.")
     span: TargetSpan | None = Field(default=None, description="The target span.")
     dependency_type: DependencyType | None = Field(default=None, description="Verified type.")
     graph: ProvenanceGraph | None = Field(default=None, description="Verified graph.")
@@ -131,8 +131,8 @@ class ReviewDecision(Record):
 
     KIND: ClassVar[str] = "review"
 
-    id: str = Field(description="Span id.")
-    conversation_id: str = Field(description="Conversation the span belongs to.")
+    id: Id = Field(description="Span id.")
+    conversation_id: Id = Field(description="Conversation the span belongs to.")
     span: TargetSpan = Field(description="The target span.")
     dependency_type: DependencyType = Field(description="Type after review.")
     graph: ProvenanceGraph = Field(description="Graph after review.")
@@ -155,8 +155,8 @@ class BenchmarkSpan(Record):
 
     KIND: ClassVar[str] = "span"
 
-    id: str = Field(description="Span id.")
-    conversation_id: str = Field(description="Conversation the span belongs to.")
+    id: Id = Field(description="Span id.")
+    conversation_id: Id = Field(description="Conversation the span belongs to.")
     source: str = Field(description="Dataset: taubench, confetti.")
     domain: str = Field(description="Domain or task family.")
     span: TargetSpan = Field(description="The target span.")
@@ -211,7 +211,7 @@ class SubmissionEntry(Record):
 
     schema_version: int = Field(default=1, description="Layout version: 1, or 2 where an "
                                 "edge carries sentences.")
-    span_id: str = Field(description="Benchmark span id.")
+    span_id: Id = Field(description="Benchmark span id.")
     edges: list[PredictedEdge] = Field(default_factory=list, description="Predicted edges.")
     skipped: str | None = Field(
         default=None, description="Why no prediction was made (e.g. too long), if so."

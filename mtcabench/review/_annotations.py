@@ -48,13 +48,18 @@ class ReadAnnotation:
     problems: list[Problem] = field(default_factory=list)
 
 
+def _as_turn(x: Any) -> int | None:
+    """A region's paragraph as a turn index: an integer, or its digits as Label Studio
+    writes them ("3"); anything else (``1.9``, ``true``, ``"3a"``) is no turn, never rounded."""
+    if isinstance(x, int) and not isinstance(x, bool):
+        return x
+    if isinstance(x, str) and x.strip().isascii() and x.strip().isdigit():
+        return int(x.strip())
+    return None
+
+
 def _turn_of(value: dict[str, Any]) -> tuple[int | None, int | None]:
-    def as_int(x: Any) -> int | None:
-        try:
-            return int(x)
-        except (TypeError, ValueError):
-            return None
-    return as_int(value.get("start")), as_int(value.get("end"))
+    return _as_turn(value.get("start")), _as_turn(value.get("end"))
 
 
 def _edge_kind(child: int, parent: int, conversation: Conversation) -> EdgeKind:
@@ -87,7 +92,18 @@ def read_annotation(result: list[dict[str, Any]], conversation: Conversation) ->
             value = item.get("value") or {}
             start, end = _turn_of(value)
             if start is None or end is None:
-                problems.append(Problem("region", f"region {item.get('id')} has no turn"))
+                given = (value.get("start"), value.get("end"))
+                problems.append(Problem("region", f"region {item.get('id')} has no turn"
+                                        if given == (None, None) else
+                                        f"region {item.get('id')} marks turn {given[0]!r} to "
+                                        f"{given[1]!r}, not a whole turn index"))
+                continue
+            labels = value.get("paragraphlabels") or []
+            unknown = [x for x in labels if x not in ui.NODE_LABELS]
+            if unknown:
+                problems.append(Problem("unknown-label", (
+                    f"region {item.get('id')} is labelled {', '.join(map(repr, unknown))}; "
+                    f"the labels are {', '.join(ui.NODE_LABELS)}")))
                 continue
             if start != end:
                 problems.append(Problem(
@@ -96,19 +112,21 @@ def read_annotation(result: list[dict[str, Any]], conversation: Conversation) ->
                 ))
                 continue
             region_turn[str(item.get("id"))] = start
-            if ui.TARGET in (value.get("paragraphlabels") or []):
+            if ui.TARGET in labels:
                 targets.add(start)
         elif kind == "choices":
-            choices[str(item.get("from_name"))] = list((item.get("value") or {}).get("choices") or [])
+            # every choice of every item: two verdicts are two readings, never the last one
+            choices.setdefault(str(item.get("from_name")), []).extend(
+                (item.get("value") or {}).get("choices") or [])
         elif kind == "textarea" and item.get("from_name") == ui.COMMENT:
             texts = (item.get("value") or {}).get("text") or []
             comment = "\n".join(t for t in texts if t) or None
 
-    verdict_choice = (choices.get(ui.VERDICT) or [None])[0]
+    verdict_choice = _one_choice(choices, ui.VERDICT, "verdict", problems)
     verdict = ui.VERDICTS.get(verdict_choice) if verdict_choice else None
     if verdict_choice and verdict is None:
         problems.append(Problem("verdict", f"unknown verdict {verdict_choice!r}"))
-    type_choice = (choices.get(ui.DEPENDENCY_TYPE) or [None])[0]
+    type_choice = _one_choice(choices, ui.DEPENDENCY_TYPE, "dependency-type", problems)
     dependency_type = None
     if type_choice:
         try:
@@ -145,6 +163,18 @@ def read_annotation(result: list[dict[str, Any]], conversation: Conversation) ->
     nodes = sorted(set(region_turn.values()))
     graph = ProvenanceGraph(target=target, nodes=nodes, edges=edges)
     return ReadAnnotation(graph, dependency_type, verdict, comment, problems)
+
+
+def _one_choice(choices: dict[str, list[str]], name: str, rule: str,
+                problems: list[Problem]) -> str | None:
+    """The one value chosen for ``name``; several different ones are a problem under
+    ``rule`` (the annotation has two readings, and picking one would be a guess) and None."""
+    chosen = list(dict.fromkeys(choices.get(name) or []))
+    if len(chosen) > 1:
+        problems.append(Problem(rule, f"several {rule.replace('-', ' ')}s chosen: "
+                                      f"{', '.join(map(repr, chosen))}; choose one"))
+        return None
+    return chosen[0] if chosen else None
 
 
 def graph_problems(

@@ -37,6 +37,7 @@ from mtcabench.review._annotations import (
     read_annotation,
 )
 from mtcabench.review._client import ReviewClient
+from mtcabench.review._export import check_export
 from mtcabench.review._push import find_project
 from mtcabench.review._summary import ReviewSummary, summarize
 
@@ -82,7 +83,9 @@ def _parse_time(value: Any) -> datetime | None:
 
 
 def _candidate_of(task: dict[str, Any]) -> Candidate | None:
-    stored = ((task.get("data") or {}).get("mtcabench") or {}).get("candidate")
+    stored = task.get("data") or {}
+    for key in ("mtcabench", "candidate"):  # any shape of data: a task we did not push
+        stored = stored.get(key) if isinstance(stored, dict) else None
     if not isinstance(stored, dict):
         return None
     try:
@@ -155,6 +158,7 @@ def export_annotated(client: ReviewClient, project_id: int) -> list[dict[str, An
                            f"({exc.reason})") from None
     if not isinstance(tasks, list):
         raise ServiceError(f"Label Studio at {client.url} sent an export that is not a task list")
+    check_export(tasks, client.url)  # its shape, before any of it is read
     return tasks
 
 

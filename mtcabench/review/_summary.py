@@ -18,6 +18,7 @@ from rich.table import Table
 
 from mtcabench.graph import edge_prf
 from mtcabench.model import ReviewDecision, Verdict
+from mtcabench.terminal import shown
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ class ReviewSummary:
         def pct(x: float | None) -> str:
             return "n/a" if x is None else f"{100 * x:.1f}%"
 
-        t = Table(title=title, show_header=True)
+        t = Table(title=shown(title), show_header=True)
         t.add_column("measure")
         t.add_column("value", justify="right")
         t.add_row("decisions (spans, reviewers)",

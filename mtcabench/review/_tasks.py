@@ -78,6 +78,17 @@ def node_label(turn: Turn, target: int, dependency_type: DependencyType | None) 
     return ui.SOURCE
 
 
+def browser_offset(text: str, offset: int) -> int:
+    """A character offset into ``text`` as the browser counts it (UTF-16 code units).
+
+    Python counts code points; JavaScript strings, and so Label Studio's ``startOffset`` and
+    ``endOffset``, count UTF-16 code units, two for a character outside the Basic
+    Multilingual Plane (an emoji). Every offset sent to Label Studio goes through here (pull
+    reads regions by paragraph, the turn, and no offset comes back).
+    """
+    return offset + sum(1 for ch in text[:offset] if ord(ch) > 0xFFFF)
+
+
 def region_id(turn: int) -> str:
     return f"turn{turn}"
 
@@ -95,6 +106,7 @@ def prediction_result(candidate: Candidate, conversation: Conversation) -> list[
         else:
             text = texts[node]["text"]
             start, end = 0, len(text)
+        shown = texts[node]["text"]
         result.append({
             "id": region_id(node),
             "from_name": ui.NODES,
@@ -102,7 +114,8 @@ def prediction_result(candidate: Candidate, conversation: Conversation) -> list[
             "type": "paragraphlabels",
             "value": {
                 "start": str(node), "end": str(node),
-                "startOffset": start, "endOffset": end, "text": text,
+                "startOffset": browser_offset(shown, start),
+                "endOffset": browser_offset(shown, end), "text": text,
                 "paragraphlabels": [node_label(turn, graph.target, candidate.dependency_type)],
             },
         })

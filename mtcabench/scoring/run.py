@@ -33,6 +33,7 @@ from mtcabench.scoring.tables import (
     report_table,
     warnings_line,
 )
+from mtcabench.terminal import shown
 
 
 @dataclass
@@ -139,14 +140,14 @@ def run_scoring(
             console.print(comparison_table(comparison, avg, HEADLINE))
         for label, rep in (("A", comparison.a), ("B", comparison.b)):
             if rep.warnings:
-                console.print(f"[yellow]{label} {warnings_line(rep.warnings)}")
+                console.print(f"[yellow]{label} {shown(warnings_line(rep.warnings))}")
     else:
         for report in reports:
             for avg in averages:
                 console.print(report_table(report, avg))
             if report.warnings:
-                console.print(f"[yellow]{warnings_line(report.warnings)}")
-    err_console.print(f"score: wrote {len(run.files)} files to {out}")
+                console.print(f"[yellow]{shown(warnings_line(report.warnings))}")
+    err_console.print(f"score: wrote {len(run.files)} files to {shown(out)}")
     return run
 
 

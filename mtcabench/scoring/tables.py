@@ -19,6 +19,7 @@ from mtcabench.scoring.report import (
     ScoreReport,
     WarningCount,
 )
+from mtcabench.terminal import shown
 
 #: Metrics shown by default in a comparison on the terminal (all are in the files).
 HEADLINE = ("edge_f1", "source_recall", "hallucinated_source_recall", "evidence_hit")
@@ -94,9 +95,10 @@ def report_table(report: ScoreReport, average: str = "macro") -> Table:
     if left_out:
         note = (f"{note}\n" if note else "") + f"n/a on every row, left out: {', '.join(left_out)}"
     table = Table(
-        title=f"{report.submission.label} on {report.benchmark}: {s.benchmark} spans, "
+        title=f"{shown(report.submission.label)} on {shown(report.benchmark)}: "
+              f"{s.benchmark} spans, "
               f"{s.missing + s.skipped} scored empty ({s.missing} missing, {s.skipped} skipped)",
-        caption=_average_caption(average, report.bootstrap) + (f"\n{note}" if note else ""),
+        caption=_average_caption(average, report.bootstrap) + (f"\n{shown(note)}" if note else ""),
         title_justify="left", caption_justify="left",
     )
     table.add_column("group")
@@ -108,9 +110,9 @@ def report_table(report: ScoreReport, average: str = "macro") -> Table:
         if previous is not None and row.breakdown != previous:
             table.add_section()
         previous = row.breakdown
-        table.add_row(row.title, str(row.spans), *_cells(row, average, names))
+        table.add_row(shown(row.title), str(row.spans), *_cells(row, average, names))
         for label, floor_row in _floor_rows(report, row):
-            table.add_row(label, "", *_cells(floor_row, average, names), style="dim")
+            table.add_row(shown(label), "", *_cells(floor_row, average, names), style="dim")
     return table
 
 
@@ -125,9 +127,9 @@ def _cells(row: ReportRow, average: str, names=tuple(METRICS)) -> list[Text]:
 def comparison_table(cmp: Comparison, average: str = "macro",
                      metrics: tuple[str, ...] = HEADLINE) -> Table:
     """Two submissions: per metric A, B and A - B with its paired interval."""
-    a, b = cmp.a.submission.label, cmp.b.submission.label
+    a, b = shown(cmp.a.submission.label), shown(cmp.b.submission.label)
     table = Table(
-        title=f"A = {a} vs B = {b} on {cmp.benchmark}: {cmp.a.spans.benchmark} spans "
+        title=f"A = {a} vs B = {b} on {shown(cmp.benchmark)}: {cmp.a.spans.benchmark} spans "
               f"(scored empty: A {cmp.a.spans.missing + cmp.a.spans.skipped}, "
               f"B {cmp.b.spans.missing + cmp.b.spans.skipped})",
         caption=_average_caption(average, cmp.bootstrap) + "; A - B intervals and p from "
@@ -153,7 +155,7 @@ def comparison_table(cmp: Comparison, average: str = "macro",
                 (f"A-B {fmt(d.value, signed=True)}", style),
                 ("\n" + fmt_interval(d, 2, signed=True) if d.low is not None else "", "dim"),
             ))
-        table.add_row(row.title, str(row.spans), *cells)
+        table.add_row(shown(row.title), str(row.spans), *cells)
     return table
 
 

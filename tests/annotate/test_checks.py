@@ -215,3 +215,15 @@ def test_verify_rejections_keep_reason_and_raw(conv, ok_proposal):
                                                "primed_by": [], "confidence": 1.5,
                                                "rationale": "x"})
     assert reasons(out_of_range) == {"schema"}
+
+
+@pytest.mark.parametrize("form_text, form_quote", [("NFC", "NFD"), ("NFD", "NFC"),
+                                                   ("NFD", "NFD")])
+def test_a_quote_in_another_unicode_form_is_found_at_the_text_own_offsets(form_text, form_quote):
+    import unicodedata
+
+    text = unicodedata.normalize(form_text, "Réservation à Zürich confirmée, merci.")
+    quote = unicodedata.normalize(form_quote, "à Zürich confirmée")
+    start, end = find_quote(text, quote)
+    assert unicodedata.normalize("NFC", text[start:end]) == unicodedata.normalize("NFC", quote)
+    assert text[end:].startswith(",")  # the last é's combining accent is inside the span

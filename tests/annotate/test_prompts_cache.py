@@ -143,7 +143,7 @@ def test_cache_survives_reopening(tmp_path):
         assert cache.get("k1") == Answer(content="{}", finish_reason="stop", prompt_tokens=3)
         assert cache.get("k2") is None and len(cache) == 1
     (tmp_path / "bad.sqlite").write_text("not a database " * 100)
-    with pytest.raises(InputError, match="not a usable response cache"):
+    with pytest.raises(InputError, match="response cache is damaged"):
         ResponseCache(tmp_path / "bad.sqlite").get("x")
 
 

@@ -131,3 +131,35 @@ def test_start_end_on_a_jsonl_transcript():
     assert root.startswith("turn 5 assistant") and "\u201c6.5 mm\u201d" in root
     assert any(conv.turns[i].role is Role.TOOL and f"turn {i} tool" in res.stdout
                for i in (3, 4))
+
+
+def test_a_huge_tool_result_is_refused_before_the_model_is_loaded(loaded, tmp_path):
+    """A 6 MB tool result: refused from the characters alone (at least n / (2 x longest
+    token) tokens), before the model is loaded or anything tokenised; it took 44 s and
+    1.8 GB to be refused after tokenising. The ``loaded`` fixture only makes sure the default
+    model's files are on this machine (its converted copy)."""
+    messages = [
+        {"role": "user", "content": "Find my booking."},
+        {"role": "assistant", "content": None, "tool_calls": [{
+            "id": "c1", "type": "function",
+            "function": {"name": "search", "arguments": "{\"q\": \"booking\"}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "x" * 6_000_000},
+        {"role": "assistant", "content": "Your booking is ZX9."},
+    ]
+    path = tmp_path / "huge.json"
+    path.write_text(json.dumps(messages))
+    res = invoke(path, "--out", tmp_path / "out")
+    assert res.exit_code == ExitCode.BAD_INPUT, res.output
+    lines = [x for x in res.output.splitlines() if x.strip()]
+    assert len(lines) == 1 and "Loading weights" not in res.output, res.output
+    assert re.search(r"turn 3: the text up to the span is 6,0\d\d,\d\d\d characters, at least "
+                     r"[\d,]+ tokens, past the 8192-token context of smollm2-135m-instruct",
+                     lines[0]), lines[0]
+    assert not (tmp_path / "out").exists()
+    # the library refuses alike, with a loaded model too
+    from mtcabench.errors import InputError
+    from mtcabench.explainer import explain_conversation, resolve_targets
+
+    conv = read_transcript(path)
+    with pytest.raises(InputError, match="at least [\\d,]+ tokens, past the 8192-token"):
+        explain_conversation(conv, resolve_targets(conv), model=loaded)

@@ -1,7 +1,8 @@
 """A reviewer in headless Debian Chromium: open a pushed task, edit the graph, submit, pull.
 
 Also: markup in a conversation (``<img onerror=...>``, ``<script>``) shows as text and runs
-nothing in the reviewer's browser.
+nothing in the reviewer's browser; a span after emoji is highlighted on its own characters
+(the browser counts UTF-16 code units, Python code points).
 """
 
 from __future__ import annotations
@@ -13,7 +14,21 @@ from typer.testing import CliRunner
 
 from mtcabench.cli import app
 from mtcabench.io import read_records
-from mtcabench.model import DependencyType, GraphEdit, ReviewDecision, Verdict
+from mtcabench.model import (
+    Annotator,
+    Candidate,
+    Conversation,
+    DependencyType,
+    Edge,
+    GraphEdit,
+    ProvenanceGraph,
+    ReviewDecision,
+    Role,
+    TargetSpan,
+    Turn,
+    Verdict,
+    span_id,
+)
 from mtcabench.review import push_candidates
 
 pytestmark = [pytest.mark.label_studio, pytest.mark.browser, pytest.mark.slow]
@@ -160,5 +175,37 @@ def test_markup_in_a_conversation_shows_as_text_and_runs_nothing(
         # The hook itself works: a real write is counted.
         page.evaluate("window.__mtca_xss = 1")
         assert page.evaluate("window.__mtca_hits") == 1
+    finally:
+        ctx.close()
+
+
+def test_a_span_after_emoji_is_highlighted_on_its_own_text(browser, label_studio, client,
+                                                           project_title):
+    turns = [Turn(index=0, role=Role.USER, content="Is booking QX7 🎉 still on? 🙏"),
+             Turn(index=1, role=Role.ASSISTANT,
+                  content="🎉🎉 Good news 😀: booking QX7 is confirmed for 𝄞 May 20.")]
+    conv = Conversation(id="test/emoji/conversation-1", source="test", domain="emoji",
+                        turns=turns)
+    start = turns[1].content.index("QX7")
+    span = TargetSpan(turn=1, start=start, end=start + 3, text="QX7")
+    cand = Candidate(id=span_id(conv.id, span), conversation_id=conv.id, span=span,
+                     dependency_type=DependencyType.DIRECT,
+                     graph=ProvenanceGraph(target=1, nodes=[0, 1], edges=[Edge(child=1, parent=0)]),
+                     annotator=Annotator(name="lineage", rules_version="r"))
+    pushed = push_candidates(client, [cand], {conv.id: conv}, project=project_title,
+                             progress=False)
+    task_id = _task_ids(client, pushed.project_id)[cand.id]
+    ctx, page, _, _ = _open_task(browser, label_studio, pushed.project_id, task_id,
+                                 "Good news")
+    try:
+        # Every highlighted run of text, by the region it belongs to: the target's is exactly
+        # the span (three code units early, it read "s 😀" plus part of an emoji), and the
+        # source turn's covers the whole turn, emoji included.
+        marked = page.evaluate(
+            "Array.from(document.querySelectorAll('.htx-highlight'))"
+            ".map(e => e.textContent)")
+        assert "QX7" in marked, marked
+        assert "".join(marked).count("🙏") == 1, marked
+        assert not [m for m in marked if m != "QX7" and "Good news" in m], marked
     finally:
         ctx.close()

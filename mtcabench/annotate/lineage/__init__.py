@@ -32,8 +32,10 @@ no clause spans and no membership claims.
 The package is split by role (each module says what it is for), each built on the ones
 before it: ``_config`` (rule sets, settings, stop list, rule reasons and the summary),
 ``_values`` (what a value is, its exact forms, where it stands alone in a text),
-``_normalise`` (the normalisers), ``_vocabulary`` (one conversation's values),
-``_tracing`` (the parent rule, backward tracing into graphs), ``_spans`` (span selection per
+``_normalise`` (the normalisers), ``_vocabulary`` (one conversation's values), ``_index``
+(which turns may hold a value: tokens and mentions, so that nothing scans every earlier
+turn), ``_occurrences`` (where values stand, the parent rule), ``_tracing`` (the record
+anchor, backward tracing into graphs, bounded by ``MAX_GRAPH_TURNS``), ``_spans`` (span selection per
 answer turn), ``_clauses`` (multi-source clauses), ``_hallucination`` and ``_claims`` (the
 contradiction decisions) and ``_propose`` (the public entry). A new rule set is a new entry
 of ``RULE_SETS``; an existing one never changes.

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import re
 
-from mtcabench.annotate.lineage._tracing import ProposedSpan, Tracer
-from mtcabench.annotate.lineage._values import Value, tool_json
+from mtcabench.annotate.lineage._tracing import Covered, ProposedSpan, Tracer
+from mtcabench.annotate.lineage._values import Value
 from mtcabench.model import DependencyType, Edge, Evidence, Role, TargetSpan
 
 TIERS = ("regular", "silver", "gold")
@@ -39,7 +39,7 @@ _SENTENCE = re.compile(r"[^.!?\n]*[.!?\n]?")
 _PROFILE_TIER = re.compile(rf'(?i)"membership":\s*"({_TIER})"')
 
 
-def membership_spans(tracer: Tracer, c: int, covered: list[tuple[int, int]]
+def membership_spans(tracer: Tracer, c: int, covered: Covered
                      ) -> list[ProposedSpan]:
     """Hallucinated membership tiers in answer turn ``c``."""
     content = tracer.turns[c].content
@@ -48,7 +48,7 @@ def membership_spans(tracer: Tracer, c: int, covered: list[tuple[int, int]]
     hypotheses = sum(1 for _ in _CLAIM.finditer(content)) - len(asserted)
     tracer.summary.skipped["hypothetical-claim"] += hypotheses
     for start, end, claimed in asserted:
-        if any(s < end and start < e for s, e in covered):
+        if covered.overlaps(start, end):
             continue
         stated = _profile_tiers(tracer, c)
         if not stated or claimed in {tier for _, tier in stated}:
@@ -57,7 +57,7 @@ def membership_spans(tracer: Tracer, c: int, covered: list[tuple[int, int]]
         made = _hallucination(tracer, c, start, end, claimed, profile, tier)
         if made is not None:
             out.append(made)
-            covered.append((start, end))
+            covered.add(start, end)
     return out
 
 
@@ -75,7 +75,7 @@ def _profile_tiers(tracer: Tracer, c: int) -> list[tuple[int, str]]:
         turn = tracer.turns[t]
         if turn.role is not Role.TOOL:
             continue
-        is_json, data = tool_json(turn.content)
+        is_json, data = tracer.tool_data(t)
         if not is_json:
             continue
         if isinstance(data, dict) and str(data.get("membership", "")).lower() in TIERS:
@@ -117,6 +117,8 @@ def _hallucination(tracer: Tracer, c: int, start: int, end: int, claimed: str, p
     if pos is None:  # the tier is escaped in the raw text: nothing exact to quote
         return None
     edges, unsourced = tracer.trace(c, [(profile, "")])
+    if edges is None:  # larger than MAX_GRAPH_TURNS (counted by trace)
+        return None
     tracer.count_unsourced(unsourced)
     edges[(c, profile)] = Edge(child=c, parent=profile, evidence=Evidence(
         quote=pos.group(1), start=pos.start(1), end=pos.end(1)))

@@ -17,6 +17,8 @@ graph is the union of its values' graphs; its type is multi-source.
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from mtcabench.annotate.lineage._tracing import ProposedSpan, Tracer, clauses
 from mtcabench.annotate.lineage._values import Value
 from mtcabench.model import DependencyType, Role, TargetSpan
@@ -42,9 +44,13 @@ def clause_spans(tracer: Tracer, c: int, copied: list[ProposedSpan]) -> list[Pro
     """The multi-source clauses of answer turn ``c``, built from its copied-value spans."""
     content = tracer.turns[c].content
     out: list[ProposedSpan] = []
+    # the copied values in text order (as span selection made them), found by bisection:
+    # an answer listing thousands of values has thousands of clauses
+    values = [s for s in copied if s.value.kind != "derived-amount"]
+    starts = [s.span.start for s in values]
     for start, end in clauses(content):
-        members = [s for s in copied if start <= s.span.start and s.span.end <= end
-                   and s.value.kind != "derived-amount"]
+        members = [s for s in values[bisect_left(starts, start):bisect_left(starts, end)]
+                   if s.span.end <= end]
         if len(members) < 2:
             continue
         sourced = [(origin(tracer, c, s.value.key), s.value.key) for s in members]

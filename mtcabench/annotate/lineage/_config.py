@@ -54,6 +54,13 @@ RULE_SETS: dict[str, RuleSet] = {
 #: entry of RULE_SETS, never an edit of an existing one.
 RULES_VERSION = "lineage-v2"
 
+#: The most turns a proposed graph may hold. A span whose graph would hold more is not
+#: proposed (counted as ``large-graph``): an agent paging through results with a cursor
+#: chains every call to the one before, and its graphs (and the output) would grow with the
+#: square of the conversation. The real conversations' largest graph holds 44 turns. A
+#: limit, not a setting: it changes no result below it, so no signature names it.
+MAX_GRAPH_TURNS = 100
+
 #: Values that are leaves but carry no provenance worth tracing (compared case-insensitively).
 DEFAULT_STOP_LIST: frozenset[str] = frozenset(
     {"EST", "UTC", "USA", "N/A", "NA", "None", "null", "True", "False", "Error", "ID", "OK"}
@@ -187,7 +194,9 @@ class LineageSummary:
             "by_depth": {str(d): n for d, n in sorted(self.by_depth.items())},
             "by_kind": dict(sorted(self.by_kind.items())),
             "excluded_values": {r: self.excluded_values.get(r, 0) for r in EXCLUDE_REASONS},
-            "skipped": {r: self.skipped.get(r, 0) for r in self._skip_reasons()},
+            "skipped": {r: self.skipped.get(r, 0) for r in self._skip_reasons()}
+            # the limit's count only where it acted: summaries below it stay as they were
+            | ({"large-graph": n} if (n := self.skipped.get("large-graph", 0)) else {}),
         }
 
     def _skip_reasons(self) -> tuple[str, ...]:

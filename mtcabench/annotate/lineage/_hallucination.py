@@ -16,7 +16,7 @@ from datetime import date
 
 from mtcabench.annotate.lineage._claims import membership_spans
 from mtcabench.annotate.lineage._normalise import value_of
-from mtcabench.annotate.lineage._tracing import ProposedSpan, Tracer
+from mtcabench.annotate.lineage._tracing import Covered, ProposedSpan, Tracer
 from mtcabench.annotate.lineage._values import (
     _DATE,
     _FREE_TOKEN,
@@ -30,7 +30,6 @@ from mtcabench.annotate.lineage._values import (
     classify,
     json_leaves,
     make_value,
-    tool_json,
 )
 from mtcabench.model import DependencyType, Edge, Evidence, Role, TargetSpan
 
@@ -45,7 +44,7 @@ _ANSWER_DATE = re.compile(
 _CLAUSE_END = re.compile(r"[.!?;\n](?!\d)")
 
 
-def unsupported_spans(tracer: Tracer, c: int, covered: list[tuple[int, int]]
+def unsupported_spans(tracer: Tracer, c: int, covered: Covered
                       ) -> list[ProposedSpan]:
     """Hallucination candidates where decidable exactly; other unsupported tokens counted."""
     content = tracer.turns[c].content
@@ -55,9 +54,9 @@ def unsupported_spans(tracer: Tracer, c: int, covered: list[tuple[int, int]]
     tokens = _typed_tokens_v2(tracer, c) if tracer.rules.normalised else _typed_tokens(
         tracer, content)
     for start, end, value in tokens:
-        if any(s < end and start < e for s, e in covered):
+        if covered.overlaps(start, end):
             continue
-        if any(tracer.find(t, value) for t in range(c)):
+        if tracer.known_before(value, c):
             continue  # the value is known but was not proposed (a rule skipped it)
         decided = _contradiction(tracer, c, start, value) if tracer.config.hallucinations else None
         if decided is None:
@@ -73,6 +72,8 @@ def unsupported_spans(tracer: Tracer, c: int, covered: list[tuple[int, int]]
             tracer.summary.skipped["unsupported-value"] += 1
             continue
         edges, unsourced = tracer.trace(c, [(primer, "")])
+        if edges is None:  # larger than MAX_GRAPH_TURNS (counted by trace)
+            continue
         tracer.count_unsourced(unsourced)
         edges[(c, primer)] = Edge(child=c, parent=primer, evidence=Evidence(
             quote=tool.text[pos[0]:pos[1]], start=pos[0], end=pos[1]))
@@ -81,7 +82,7 @@ def unsupported_spans(tracer: Tracer, c: int, covered: list[tuple[int, int]]
         note = (f"contradiction: the answer states {span.text!r} where turn {primer} "
                 f"gives {key} = {found.key!r}, and {span.text!r} occurs nowhere earlier")
         out.append(ProposedSpan(span, value, graph, DependencyType.HALLUCINATION, note))
-        covered.append((start, end))
+        covered.add(start, end)
     return out
 
 
@@ -141,7 +142,7 @@ def _contradiction(tracer: Tracer, c: int, start: int, value: Value):
         turn = tracer.turns[t]
         if turn.role is not Role.TOOL:
             continue
-        is_json, data = tool_json(turn.content)
+        is_json, data = tracer.tool_data(t)
         if not is_json:
             continue
         named: dict[str, set[str]] = {}

@@ -15,7 +15,7 @@ from decimal import Decimal
 
 from mtcabench.annotate.lineage._clauses import clause_spans
 from mtcabench.annotate.lineage._hallucination import unsupported_spans
-from mtcabench.annotate.lineage._tracing import ProposedSpan, Tracer
+from mtcabench.annotate.lineage._tracing import Covered, ProposedSpan, Tracer
 from mtcabench.annotate.lineage._values import Value, _bounded
 from mtcabench.graph import infer_dependency_type
 from mtcabench.model import TargetSpan
@@ -37,10 +37,11 @@ def answer_spans(tracer: Tracer, c: int) -> list[ProposedSpan]:
         made = _copied_span(tracer, c, start, end, key)
         if made is not None:
             out.append(made)
-    covered = [(s, e) for s, e, _ in chosen]
+    covered = Covered((s, e) for s, e, _ in chosen)
     if tracer.config.derived_amounts:
         out += _derived_spans(tracer, c, covered, out)
-    covered += [(s.span.start, s.span.end) for s in out]
+    for s in out:
+        covered.add(s.span.start, s.span.end)
     copied = list(out)
     out += unsupported_spans(tracer, c, covered)
     if tracer.rules.clause_spans and tracer.config.clause_spans:
@@ -58,6 +59,8 @@ def _copied_span(tracer: Tracer, c: int, start: int, end: int, key: str
         tracer.summary.skipped["no-source"] += 1
         return None
     edges, unsourced = tracer.trace(c, [(c, key)])
+    if edges is None:  # larger than MAX_GRAPH_TURNS (counted by trace)
+        return None
     tracer.count_unsourced(unsourced)
     graph = tracer.graph(c, edges)
     value = tracer.values[key]
@@ -67,7 +70,7 @@ def _copied_span(tracer: Tracer, c: int, start: int, end: int, key: str
 
 
 def _derived_spans(
-    tracer: Tracer, c: int, covered: list[tuple[int, int]], copied: list[ProposedSpan]
+    tracer: Tracer, c: int, covered: Covered, copied: list[ProposedSpan]
 ) -> list[ProposedSpan]:
     content = tracer.turns[c].content
     amounts = []  # traced "$x" spans, in order
@@ -78,7 +81,7 @@ def _derived_spans(
     done: set[Decimal] = set()
     for m in _AMOUNT.finditer(content):
         start, end = m.span(1)
-        if any(s < end and start < e for s, e in covered):
+        if covered.overlaps(start, end):
             continue
         if not _bounded(content, start, end, m.group(1)):
             continue
@@ -119,6 +122,6 @@ def _derived_spans(
                 f"{b.span.text} from turn {tracer.read_from(c, b.value.key)}")
         out.append(ProposedSpan(span, value, graph, infer_dependency_type(graph, tracer.conv),
                                 note))
-        covered.append((start, end))
+        covered.add(start, end)
         done.add(x)
     return out

@@ -4,25 +4,26 @@ One class, :class:`Tracer`, in three steps that each build on the one before:
 
 1. the vocabulary (``_vocabulary``): which values each turn introduces (and from which turn
    each is known), each call's arguments and what a call's result may echo;
-2. the occurrence index and the *parent rule*: where a value stands in a turn, and the latest
-   turn before a child that carries it (v2: any turn that shows it, the one the answer read;
-   v1: that introduced or restated it, skipping a tool result that echoes its own call);
-3. backward tracing: the edges, evidence and graph behind a value an answer turn needs,
-   through assistant restatements and tool calls down to exogenous turns.
+2. the occurrence index and the *parent rule* (``_occurrences``): where a value stands in a
+   turn, and the latest turn before a child that carries it (v2: any turn that shows it, the
+   one the answer read; v1: that introduced or restated it, skipping a tool result that
+   echoes its own call);
+3. backward tracing (here): v2's record anchor on the parent rule, then the edges, evidence
+   and graph behind a value an answer turn needs, through assistant restatements and tool
+   calls down to exogenous turns.
 
 Span selection (``_spans``) and the hallucination decision (``_hallucination``) read it.
 """
 
 from __future__ import annotations
 
-import re
 from collections import deque
 from dataclasses import dataclass
 
-from mtcabench.annotate.lineage._config import LineageConfig, LineageSummary
-from mtcabench.annotate.lineage._normalise import locate
-from mtcabench.annotate.lineage._values import Value, find_value
-from mtcabench.annotate.lineage._vocabulary import Vocabulary
+from mtcabench.annotate.lineage._config import MAX_GRAPH_TURNS, LineageConfig, LineageSummary
+from mtcabench.annotate.lineage._index import before
+from mtcabench.annotate.lineage._occurrences import Covered, Occurrences, clauses
+from mtcabench.annotate.lineage._values import Value
 from mtcabench.model import (
     Conversation,
     DependencyType,
@@ -32,43 +33,9 @@ from mtcabench.model import (
     ProvenanceGraph,
     Role,
     TargetSpan,
-    Turn,
 )
 
-
-#: Where a clause ends: a line break, a semicolon, or a sentence end (maybe closed by a quote,
-#: a bracket or emphasis) followed by a space.
-_CLAUSE_BREAK = re.compile(r"\n|;|(?<=[.!?])\s|(?<=[.!?][\"')*\]])\s")
-#: Markup around a clause that is not part of what it says.
-_LEAD = re.compile(r"[\s>#*•-]*(?:\d{1,2}\.\s+)?[\s*_]*")
-_TRAIL = re.compile(r"[\s*_.,;:!?]*$")
-#: A parenthesised airport code right after a name: "Houston (IAH)" glosses the code.
-_GLOSSED_CODE = re.compile(r"\s*\(\s*\**[A-Z]{3}\**\s*\)")
-
-
-def clauses(content: str) -> list[tuple[int, int]]:
-    """The clauses of an answer as (start, end): sentences and the lines of a listing, list
-    markers, markdown emphasis and closing punctuation cut."""
-    out: list[tuple[int, int]] = []
-    start = 0
-    for m in [*_CLAUSE_BREAK.finditer(content), None]:
-        end = m.start() if m else len(content)
-        lead = _LEAD.match(content, start, end)
-        s = lead.end() if lead else start
-        e = s + len(_TRAIL.sub("", content[s:end]))
-        if e > s:
-            out.append((s, e))
-        start = m.end() if m else len(content)
-    return out
-
-
-def _indent(text: str, line_start: int) -> int:
-    """How far a line of a listing is indented (its leading spaces)."""
-    n = line_start
-    while n < len(text) and text[n] == " ":
-        n += 1
-    return n - line_start
-
+__all__ = ["Covered", "ProposedSpan", "Tracer", "clauses"]
 
 @dataclass
 class ProposedSpan:
@@ -82,144 +49,15 @@ class ProposedSpan:
     rationale: str
 
 
-class Tracer(Vocabulary):
+class Tracer(Occurrences):
     """The values of one conversation, where they occur, and the graphs they give."""
 
     def __init__(self, conv: Conversation, config: LineageConfig, summary: LineageSummary):
         super().__init__(conv, config, summary)
-        self._occ: dict[tuple[int, str], tuple[int, int] | None] = {}
-        self._parent: dict[tuple[int, str], int | None] = {}
         self._unsourced: set[tuple[int, str]] = set()
-        self._matches: dict[int, list[tuple[int, int, str]]] = {}
         self._read: dict[tuple, tuple[int | None, tuple[str, ...] | None]] = {}
-        self._clauses: dict[int, list[tuple[int, int]]] = {}
 
-    # ------------------------------------------------------------------ 2. occurrences, parents
-    def region(self, turn: Turn) -> tuple[int, int]:
-        """Where a turn states values: an assistant turn's content, or a whole exogenous turn."""
-        return (0, len(turn.content)) if turn.role is Role.ASSISTANT else (0, len(turn.text))
-
-    def occurrence(self, t: int, key: str) -> tuple[int, int] | None:
-        """First standalone occurrence of value ``key`` where turn ``t`` states values."""
-        memo = self._occ.get((t, key), False)
-        if memo is not False:
-            return memo
-        found = self.find(t, self.values[key], *self.region(self.turns[t]))
-        self._occ[(t, key)] = found
-        return found
-
-    def find(self, t: int, value: Value, lo: int = 0, hi: int | None = None
-             ) -> tuple[int, int] | None:
-        """First standalone occurrence of ``value`` in turn ``t``'s text[lo:hi], by the rules'
-        matching (v1: exact forms; v2: also normalised mentions, case and separators)."""
-        text = self.turns[t].text
-        if self.rules.normalised:
-            return locate(text, value, self.mentions(t), lo, hi)
-        return find_value(text, value, lo, hi)
-
-    def is_echo(self, t: int, key: str) -> bool:
-        """Whether tool result ``t`` holds ``key`` because its own call passed it."""
-        return key in self.call_echoes.get(self.tool_call[t], set())
-
-    def parent(self, child: int, key: str) -> int | None:
-        """The latest turn before ``child`` that carries the value (the parent rule).
-
-        v2: any turn that shows it, echo or not: the turn the child read it from. v1: the
-        latest that introduced or restated it, an echoing tool result only when nothing
-        else holds it.
-        """
-        memo = self._parent.get((child, key), False)
-        if memo is not False:
-            return memo
-        found: int | None = None
-        echo: int | None = None
-        for t in range(child - 1, -1, -1):
-            if self.occurrence(t, key) is None:
-                continue
-            if (not self.rules.echoes_carry and self.turns[t].role is Role.TOOL
-                    and self.is_echo(t, key)):
-                echo = t if echo is None else echo
-                continue
-            found = t
-            break
-        result = found if found is not None else echo
-        self._parent[(child, key)] = result
-        return result
-
-    def content_matches(self, t: int) -> list[tuple[int, int, str]]:
-        """``(start, end, key)`` of the values known before turn ``t`` that stand in its
-        content: the longest match first at a position, no overlaps ("credit_card_7815826"
-        wins over its digits); every occurrence, in order (computed once)."""
-        found = self._matches.get(t)
-        if found is not None:
-            return found
-        content = self.turns[t].content
-        matches: list[tuple[int, int, str]] = []
-        for key, value in self.values.items():
-            if self.known_from[key] >= t:
-                continue
-            lo = 0
-            while (hit := self.find(t, value, lo, len(content))) is not None:
-                if not value.currency_only or content[: hit[0]].rstrip(" ").endswith("$"):
-                    matches.append((hit[0], hit[1], key))
-                lo = hit[0] + 1
-        matches.sort(key=lambda m: (m[0], -(m[1] - m[0])))
-        found = []
-        covered_until = -1
-        for start, end, key in matches:
-            if start >= covered_until:
-                found.append((start, end, key))
-                covered_until = end
-        if self.rules.code_glosses:
-            # "Houston (IAH)": the agent names the airport's city; a profile's address city
-            # "Houston" is a coincidence of text, not where the answer read it.
-            glosses = [m for m in found if self.values[m[2]].kind == "name"
-                       and _GLOSSED_CODE.match(content, m[1])]
-            self.summary.skipped["code-gloss"] += len(glosses)
-            found = [m for m in found if m not in glosses]
-        self._matches[t] = found
-        return found
-
-    def clause_keys(self, t: int, key: str) -> list[str]:
-        """The other values in the clause of turn ``t``'s content where ``key`` first stands."""
-        matches = self.content_matches(t)
-        first = next((m for m in matches if m[2] == key), None)
-        if first is None:
-            return []
-        for lo, hi in self.clauses(t):
-            if lo <= first[0] < hi:
-                return list(dict.fromkeys(k for s, e, k in matches
-                                          if lo <= s and e <= hi and k != key))
-        return []
-
-    def clauses(self, t: int) -> list[tuple[int, int]]:
-        """The clauses of turn ``t``'s content (computed once)."""
-        found = self._clauses.get(t)
-        if found is None:
-            found = self._clauses[t] = clauses(self.turns[t].content)
-        return found
-
-    def heading_keys(self, t: int, key: str) -> list[str]:
-        """The values of the list items a listing nests ``key``'s line under: "2. Reservation
-        ID: PUNERT" heads its indented "- BOS to MIA on 2024-05-22"."""
-        content = self.turns[t].content
-        first = next((m for m in self.content_matches(t) if m[2] == key), None)
-        if first is None:
-            return []
-        line_start = content.rfind("\n", 0, first[0]) + 1
-        indent = _indent(content, line_start)
-        heads: list[tuple[int, int]] = []
-        pos = line_start - 1
-        while indent > 0 and pos > 0:
-            start = content.rfind("\n", 0, pos) + 1
-            line = content[start:pos]
-            if line.strip() and _indent(content, start) < indent:
-                heads.append((start, pos))
-                indent = _indent(content, start)
-            pos = start - 1
-        return [k for s, e, k in self.content_matches(t)
-                if any(lo <= s and e <= hi for lo, hi in heads)]
-
+    # ------------------------------------------------------------------ the record anchor
     def read_from(self, child: int, key: str) -> int | None:
         """The parent of "turn ``child`` needs ``key``" (``step`` without carried anchors)."""
         return self.step(child, key)[0]
@@ -243,18 +81,19 @@ class Tracer(Vocabulary):
         if (not self.rules.record_anchor or latest is None
                 or self.turns[child].role is not Role.ASSISTANT or not self.turns[child].content):
             return latest, None
-        memo = self._read.get((child, key, anchors), False)
+        asked = (child, key, anchors)
+        memo = self._read.get(asked, False)
         if memo is not False:
             return memo
         if anchors is None:
             anchors = self._anchors(child, key)
         found: tuple[int | None, tuple[str, ...] | None] = (latest, None)
         if anchors:
-            for t in range(latest, -1, -1):
+            for t in reversed(before(self.carriers(key), latest + 1)):
                 if self._carries(t, key) and any(self.occurrence(t, a) for a in anchors):
                     found = (t, anchors)
                     break
-        self._read[(child, key, anchors)] = found
+        self._read[(child, key, anchors)] = self._read[asked] = found
         return found
 
     def _anchors(self, t: int, key: str) -> tuple[str, ...]:
@@ -265,18 +104,6 @@ class Tracer(Vocabulary):
             return tuple(others)
         return tuple(k for k in dict.fromkeys(others + self.heading_keys(t, key))
                      if k in self.record_ids)
-
-    def _carries(self, t: int, key: str) -> bool:
-        """Whether turn ``t`` is a place the parent rule may link to for ``key``."""
-        if self.occurrence(t, key) is None:
-            return False
-        return self.rules.echoes_carry or not (self.turns[t].role is Role.TOOL
-                                               and self.is_echo(t, key))
-
-    def turns_holding(self, before: int, key: str) -> int:
-        """How many turns before ``before`` hold the value anywhere in their text."""
-        value = self.values[key]
-        return sum(1 for t in range(before) if self.find(t, value) is not None)
 
     # ------------------------------------------------------------------ 3. backward tracing
     def _evidence(self, parent: int, key: str, anchors: tuple[str, ...] | None = None
@@ -303,12 +130,16 @@ class Tracer(Vocabulary):
             offset += len(line) + 1
         raise KeyError(f"{self.conv.id}: turn {call_turn} has no call {call_id}")
 
-    def trace(self, target: int, seeds: list[tuple[int, str]]) -> tuple[dict, list[str]]:
+    def trace(self, target: int, seeds: list[tuple[int, str]]
+              ) -> tuple[dict | None, list[str]]:
         """Edges found by tracing ``(turn, value)`` needs backwards from the target.
 
-        Returns the edges by (child, parent) and notes for arguments without a source.
+        Returns the edges by (child, parent) and notes for arguments without a source; the
+        edges are None (and the span is counted as ``large-graph``) when the graph would hold
+        more than ``MAX_GRAPH_TURNS`` turns, so that tracing stops there.
         """
         edges: dict[tuple[int, int], Edge] = {}
+        nodes: set[int] = {target}
         # (child, value, anchors carried from an answer's clause; None: the child's own)
         queue: deque[tuple[int, str, tuple[str, ...] | None]] = deque(
             (child, key, None) for child, key in seeds)
@@ -318,6 +149,7 @@ class Tracer(Vocabulary):
 
         def add(edge: Edge) -> None:
             edges.setdefault(edge.pair, edge)  # one edge per pair; the first evidence is kept
+            nodes.update(edge.pair)
 
         def expand_tool(t: int) -> None:
             if t in expanded:
@@ -348,6 +180,9 @@ class Tracer(Vocabulary):
                 queue.append((p, key, carried))
             elif role is Role.TOOL:
                 expand_tool(p)
+            if len(nodes) > MAX_GRAPH_TURNS:
+                self.summary.skipped["large-graph"] += 1
+                return None, unsourced
         return edges, unsourced
 
     def count_unsourced(self, needs: list[tuple[int, str]]) -> None:

@@ -6,7 +6,9 @@ match is mapped back to offsets in the original text, so that ``text[start:end]`
 the turn's own characters. The normalisation (the only one allowed, documented in
 docs/annotate.md):
 
-1. Unicode NFKC, character by character (full-width forms, ligatures, non-breaking spaces);
+1. Unicode NFKC, one character with its combining marks at a time (full-width forms,
+   ligatures, non-breaking spaces; a quote in NFD, "e" + U+0301, matches "é" in NFC and the
+   other way round);
 2. curly quotes and apostrophes to straight ones, en and em dashes to ``-``;
 3. case folded;
 4. every run of whitespace to one space, and the quote's own ends stripped.
@@ -26,13 +28,34 @@ _PUNCT = str.maketrans({
 })
 
 
+def _clusters(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each base character with the combining marks after it: NFKC
+    composes "e" + U+0301 into "é" only when it sees both (a quote in NFD matches NFC text)."""
+    out: list[tuple[int, int]] = []
+    for i, ch in enumerate(text):
+        if out and unicodedata.combining(ch) and out[-1][1] == i:
+            out[-1] = (out[-1][0], i + 1)
+        else:
+            out.append((i, i + 1))
+    return out
+
+
 def normalise(text: str) -> tuple[str, list[int]]:
-    """The normalised text and, for each of its characters, the index it came from."""
+    """The normalised text and, for each of its characters, the index it came from (the
+    first of the characters it was normalised from)."""
+    norm, starts, _ = _normalise(text)
+    return norm, starts
+
+
+def _normalise(text: str) -> tuple[str, list[int], list[int]]:
+    """The normalised text and, for each of its characters, where the characters it came
+    from start and end in ``text``."""
     out: list[str] = []
     where: list[int] = []
+    ends: list[int] = []
     in_space = False
-    for i, ch in enumerate(text):
-        for c in unicodedata.normalize("NFKC", ch).translate(_PUNCT).casefold():
+    for i, j in _clusters(text):
+        for c in unicodedata.normalize("NFKC", text[i:j]).translate(_PUNCT).casefold():
             if c.isspace():
                 if in_space:
                     continue
@@ -42,7 +65,8 @@ def normalise(text: str) -> tuple[str, list[int]]:
                 in_space = False
             out.append(c)
             where.append(i)
-    return "".join(out), where
+            ends.append(j)
+    return "".join(out), where, ends
 
 
 def find_quote(text: str, quote: str) -> tuple[int, int] | None:
@@ -52,11 +76,11 @@ def find_quote(text: str, quote: str) -> tuple[int, int] | None:
     start = text.find(quote)
     if start >= 0:
         return start, start + len(quote)
-    norm_text, where = normalise(text)
+    norm_text, where, ends = _normalise(text)
     norm_quote = normalise(quote)[0].strip()
     if not norm_quote:
         return None
     at = norm_text.find(norm_quote)
     if at < 0:
         return None
-    return where[at], where[at + len(norm_quote) - 1] + 1
+    return where[at], ends[at + len(norm_quote) - 1]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import os
 import shutil
 import tempfile
@@ -121,6 +122,39 @@ def resolve_model(name: str) -> tuple[str, str]:
     if path.exists():
         raise InputError(f"{path}: expected a model folder, a .gguf file or a Hub id")
     return name, name  # a Hub id
+
+
+def model_limits(model: str | LoadedModel) -> tuple[int, int] | None:
+    """``(context length, longest token in characters)`` of a model, read from its files
+    without loading its weights or tokenising anything; None when they are not on this
+    machine yet (a Hub id, a GGUF file not converted yet).
+
+    A token never covers more characters of a text than its vocabulary entry has (a byte-level
+    entry spells one byte per character), so a text of ``n`` characters is at least
+    ``n / longest`` tokens: what lets ``explain`` refuse a transcript too long for the context
+    before loading anything.
+    """
+    if isinstance(model, LoadedModel):
+        vocab = model.tokenizer.get_vocab()
+        return model.context_length, max((len(t) for t in vocab), default=1)
+    if model == DEFAULT_MODEL:
+        folder = model_cache_dir() / DEFAULT_MODEL
+    elif (path := Path(model).expanduser()).suffix == ".gguf":
+        folder = model_cache_dir() / _gguf_cache_key(path) if path.is_file() else None
+    else:
+        folder = path if path.is_dir() else None
+    if folder is None:
+        return None
+    try:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        tok = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
+        vocab = tok["model"]["vocab"]
+        entries = list(vocab) if isinstance(vocab, dict) else [e[0] for e in vocab]
+        entries += [t["content"] for t in tok.get("added_tokens") or []]
+        context = int(config.get("max_position_embeddings") or 0) or 2048  # as load_model
+        return context, max((len(e) for e in entries if isinstance(e, str)), default=1)
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return None
 
 
 def _pick_device(device: str) -> str:

@@ -123,7 +123,8 @@ def model_shares(
     methods: Iterable[Method], settings: TraceSettings, *, naive: bool = False,
     strict: bool = False,
 ) -> SpanShares:
-    """Per span (``targets``, by any key), its shares function; or why it does not fit.
+    """Per span (``targets``, by any key but an int: whole turns are queried under their
+    index), its shares function; or why it does not fit.
 
     The context-length policy of the module docstring; with ``strict``, a span that does not
     fit is an InputError raised before any forward pass. The queries are the spans and every
@@ -147,7 +148,7 @@ def model_shares(
             fitting[key] = t
     if not fitting:
         return SpanShares({}, unfit, full.num_tokens)
-    span_queries = {k: Query(("span", k), t.turn, t.start, t.end) for k, t in fitting.items()}
+    span_queries = {k: Query(k, t.turn, t.start, t.end) for k, t in fitting.items()}
     last = max(t.turn for t in fitting.values())
     wanted = sorted({i for m in methods for i in m.query_turns(conversation, last)})
     turn_queries = {i: Query(i, i, 0, len(conversation.turns[i].text)) for i in wanted}
@@ -171,7 +172,7 @@ def model_shares(
                                      k_best)
 
         def lookup(k: Hashable, key: Hashable):
-            return cache.get(("span", k) if key == TARGET else key, ({}, {}))
+            return cache.get(k if key == TARGET else key, ({}, {}))
 
     def shares_of(k: Hashable) -> SharesFn:
         return lambda key: lookup(k, key)[0]
@@ -207,7 +208,9 @@ def attribute_spans(
 ) -> Attribution:
     """The per-conversation attribution that ``trace`` and ``explain`` share: one set of
     forward passes for every span and method (``attributor`` may be None when every method is
-    model-free), then each method's graph per span."""
+    model-free), then each method's graph per span. Spans are keyed by any key but an int."""
+    if any(isinstance(k, int) for k in targets):
+        raise ValueError("span keys must not be ints (whole turns are queried by their index)")
     model_methods = [m for m in methods.values() if m.uses_model]
     if model_methods and attributor is None:
         raise ValueError(f"methods {[m.name for m in model_methods]} need an attributor (a model)")

@@ -1,0 +1,58 @@
+"""Lineage's output on the real TauBench runs, pinned byte for byte (issue 22).
+
+The turn index (``_index``), the per-turn caches and the bisections of ``_tracing`` and
+``_clauses`` only change how fast lineage finds what it finds: the candidates file of
+`annotate lineage` on the 200 real runs (both rules versions) and on the runs laid end to end
+as one 1,000-turn conversation (benchmarks/lineage_long.py) keeps the sha256 it had when every
+value scanned every earlier turn. A rule change changes these on purpose (a new rules version).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from mtcabench.cli import app
+from mtcabench.ingest import read_taubench
+from mtcabench.io import write_records
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from lineage_long import long_conversation  # noqa: E402
+
+PINNED = {
+    "lineage-v2": "c3d56865e9fbd0f008d3ef27b6ca1b4a0b7523f4f064368ca58c3b0f17a20605",
+    "lineage-v1": "81afc2eb938532a1b974849932f69d2354c93e6618af5cdd4fed047a6b2e36bf",
+    "long-1000": "0617a6ec3ccb709166c2fd1609c273c1c67449fbb4584a8c34925f48c63e82ef",
+}
+
+
+@pytest.fixture(scope="module")
+def conversations_file(taubench_airline, tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("lineage-pin") / "conversations.jsonl"
+    res = CliRunner().invoke(app, ["ingest", "taubench", str(taubench_airline), "-o", str(path)])
+    assert res.exit_code == 0, res.output
+    return path
+
+
+def _lineage_sha(conversations: Path, out: Path, *args: str) -> str:
+    res = CliRunner().invoke(app, ["annotate", "lineage", "--in", str(conversations),
+                                   "--out", str(out), *args])
+    assert res.exit_code == 0, res.output
+    return hashlib.sha256(out.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("rules", ["lineage-v2", "lineage-v1"])
+def test_the_real_runs_give_the_pinned_output(conversations_file, tmp_path, rules):
+    assert _lineage_sha(conversations_file, tmp_path / "c.jsonl", "--rules", rules) == \
+        PINNED[rules]
+
+
+def test_one_long_conversation_gives_the_pinned_output(taubench_airline, tmp_path):
+    conv = long_conversation(list(read_taubench(taubench_airline)), 1000)
+    path = tmp_path / "long.jsonl"
+    write_records(path, [conv])
+    assert _lineage_sha(path, tmp_path / "c.jsonl") == PINNED["long-1000"]
