@@ -18,9 +18,9 @@ def view(
                             Path("view")),
 ) -> None:
     """Write one page for a run: every span in a table with its dependency type, depth and each
-    submission's edge F1 and source hit; filters by type, depth, method, hit or miss and
-    "methods disagree"; each row opens the span with gold and every method's graph side by
-    side. Static files: open index.html in a browser, no server needed."""
+    submission's edge F1, source hit and evidence hit@3; filters by type, depth, method, hit or
+    miss and "methods disagree"; each row opens the span with gold and every method's graph
+    side by side. Static files: open index.html in a browser, no server needed."""
     from mtcabench.scoring.view import write_site
 
     paths = write_site(benchmark, submissions, out)
