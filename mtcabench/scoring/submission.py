@@ -366,7 +366,7 @@ def check_against_benchmark(submission: Submission, benchmark: Benchmark) -> lis
         conv = benchmark.conversations[span.conversation_id]
         check_entry(path, lineno, entry, span, conv)
         if not entry.skipped:
-            scores[sid] = _score(span, conv, [(e.child, e.parent) for e in entry.edges])
+            scores[sid] = _score(span, conv, entry.edges)
     submission.scores = scores
     submission.checked = benchmark
     return _count_missing(submission, benchmark)

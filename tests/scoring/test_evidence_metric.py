@@ -137,6 +137,14 @@ def test_score_reports_evidence_hit_by_hand(tmp_path):
         == pytest.approx(1 / 2)
     # Edge recall of the seat span is perfect: evidence hit tells the wrong place apart.
     assert report.definitions["evidence_hit"].startswith("share of gold content edges")
+    # Read without the benchmark, then checked against it: the same counts.
+    from mtcabench.benchmark import load_benchmark
+    from mtcabench.scoring.submission import check_against_benchmark, read_submission
+
+    alone, bench = read_submission(sub), load_benchmark(folder)
+    assert check_against_benchmark(alone, bench) == []
+    assert [(alone.scores[x.id].evidence_hits, alone.scores[x.id].evidence_gold)
+            for x in (gate, seat, both, ana)] == [(1, 1), (0, 1), (1, 2), (0, 0)]
     # The floors quote nothing: 0 wherever gold evidence exists.
     for floor in report.floors:
         ev = floor.row("overall").metrics["evidence_hit"]
