@@ -225,7 +225,9 @@ def attribute_spans(
             if method.uses_model and key in shares.unfit:
                 continue
             graph = method.graph(conversation, t, shares.shares.get(key), settings.search)
-            graphs[name][key] = with_evidence(graph, shares.sentences.get(key))
+            # Evidence is the base scorer's: a model-free method's graph stays as it is alone.
+            graphs[name][key] = (with_evidence(graph, shares.sentences.get(key))
+                                 if method.uses_model else graph)
     passes = attributor.forward_passes - before if attributor is not None else 0
     return Attribution(graphs, shares.unfit, passes, shares.tokens)
 
