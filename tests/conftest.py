@@ -36,6 +36,32 @@ def taubench_airline_path() -> Path | None:
 
 
 @pytest.fixture(scope="session")
+def taubench_release(taubench_airline, tmp_path_factory) -> tuple[Path, Path]:
+    """A release built from the 200 real TauBench airline runs with the README's pipeline
+    (ingest -> annotate lineage -> review auto-accept -> release build): (its working folder,
+    the release folder). Built once per session for every test that reads it."""
+    from typer.testing import CliRunner
+
+    from mtcabench.cli import app
+
+    runner = CliRunner()
+
+    def invoke(*args) -> None:
+        res = runner.invoke(app, [str(a) for a in args])
+        assert res.exit_code == 0, res.output
+
+    d = tmp_path_factory.mktemp("real-release")
+    convs, cands, reviewed = d / "conversations.jsonl", d / "candidates.jsonl", d / "reviewed.jsonl"
+    invoke("ingest", "taubench", taubench_airline, "--out", convs)
+    invoke("annotate", "lineage", "--in", convs, "--out", cands, "--summary-json", d / "s.json")
+    invoke("review", "auto-accept", "--candidates", cands, "--conversations", convs,
+           "--out", reviewed)
+    invoke("release", "build", "--version", "2.0.0", "--reviewed", reviewed,
+           "--conversations", convs, "--candidates", cands, "--out", d / "release")
+    return d, d / "release" / "2.0.0"
+
+
+@pytest.fixture(scope="session")
 def sample_path() -> Path:
     return SAMPLE
 

@@ -98,6 +98,7 @@ def span_row(span: BenchmarkSpan) -> dict[str, Any]:
     row = span.model_dump(mode="json", exclude={"kind"})
     for edge in row["graph"]["edges"]:
         edge.setdefault("evidence", None)
+        edge.pop("sentences", None)  # a predicted edge's evidence; gold edges have none
     return row
 
 

@@ -96,9 +96,11 @@ def _register() -> None:
         score,
         trace,
         validate,
+        view,
     )
 
-    for module in (raw, ingest, validate, annotate, review, release, trace, score, explain, demo):
+    for module in (raw, ingest, validate, annotate, review, release, trace, score, view, explain,
+                   demo):
         module.register(app)
 
 

@@ -54,7 +54,9 @@ class TraceSettings:
     """Everything that shapes a trace's result besides model, scorer and method (see docs).
 
     ``search`` holds the parameters of the graph search shared by Tokengeist and flat; the
-    other fields shape how the base scorer's attention becomes turn shares.
+    other fields shape how the base scorer's attention becomes turn shares, and
+    ``evidence_sentences`` how many of the parent's best sentences each predicted content
+    edge carries as its evidence (0: none; they come from the same passes, at no cost).
     """
 
     search: SearchSettings = field(default_factory=SearchSettings)
@@ -71,6 +73,7 @@ class TraceSettings:
     #: Keep a content edge only when leaving its parent turn out lowers the child's
     #: log-probability (one extra pass per distinct parent turn of a conversation).
     verify_edges: bool = False
+    evidence_sentences: int = 3
 
     def __post_init__(self):
         if not isinstance(self.search, SearchSettings):
@@ -79,6 +82,9 @@ class TraceSettings:
             raise SettingsError(f"turn aggregate must be max or sum, got {self.turn_aggregate!r}")
         if self.max_tokens is not None and self.max_tokens < 1:
             raise SettingsError(f"max_tokens must be at least 1, got {self.max_tokens}")
+        if not 0 <= self.evidence_sentences <= 16:
+            raise SettingsError("evidence_sentences must be 0 to 16 (a submission's limit), "
+                                f"got {self.evidence_sentences}")
 
 
 @dataclass(frozen=True)

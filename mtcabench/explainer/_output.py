@@ -43,10 +43,16 @@ def excerpt(text: str, limit: int = 60) -> str:
 
 
 def _label(explanation: Explanation, turn: int, edge: Edge) -> Text:
+    """The parent's role and the edge's score, then its best evidence sentence quoted (where
+    in the parent the child's content came from), else the parent's first characters."""
     t = explanation.conversation.turns[turn]
     how = f"{edge.score:.2f}" if edge.kind is EdgeKind.CONTENT else "issued the call"
-    return Text.assemble((f"turn {turn} {t.role.value}", _ROLE_STYLE[t.role]), "  ",
-                         (how, "cyan"), "  ", excerpt(t.text, 48))
+    head = ((f"turn {turn} {t.role.value}", _ROLE_STYLE[t.role]), "  ", (how, "cyan"), "  ")
+    if edge.sentences:
+        best = edge.sentences[0]
+        return Text.assemble(*head, ("\u201c" + excerpt(t.text[best.start:best.end], 72)
+                                     + "\u201d", "green"))
+    return Text.assemble(*head, excerpt(t.text, 48))
 
 
 def render_tree(explanation: Explanation, k: int, method: str) -> Tree:
@@ -99,7 +105,8 @@ def span_view(explanation: Explanation, k: int, method: str):
         domain=conv.domain, span=target, dependency_type=DependencyType.DIRECT, graph=alone,
         depth=0, sources=[], decision_source=DecisionSource.AUTO, verdict=Verdict.ACCEPT)
     edges = [PredictedEdge(child=e.child, parent=e.parent,
-                           score=None if e.score is None else round(float(e.score), 6))
+                           score=None if e.score is None else round(float(e.score), 6),
+                           sentences=e.sentences or None)
              for e in graph.edges]
     label = method if explanation.scorer is None else f"{method} ({explanation.scorer})"
     return SpanView(span, conv, edges, label=label, status="predicted", with_gold=False)

@@ -43,6 +43,8 @@ class Record(_Model):
     """Base of the top-level records written one per line; checks kind and version."""
 
     KIND: ClassVar[str] = ""
+    #: The newest layout version of this kind that this mtcabench reads.
+    VERSION: ClassVar[int] = SCHEMA_VERSION
 
     kind: str = Field(default="", description="What this record is; fixed per record type.")
     schema_version: int = Field(
@@ -59,10 +61,10 @@ class Record(_Model):
                     f"this is a {kind!r} record, expected {cls.KIND!r}: is it the right file?"
                 )
             version = data.get("schema_version", SCHEMA_VERSION)
-            if not isinstance(version, int) or version > SCHEMA_VERSION or version < 1:
+            if not isinstance(version, int) or version > cls.VERSION or version < 1:
                 raise ValueError(
                     f"schema_version {version!r} of {cls.KIND!r} records is not one this "
-                    f"mtcabench reads (it reads 1 to {SCHEMA_VERSION}); upgrade mtcabench"
+                    f"mtcabench reads (it reads 1 to {cls.VERSION}); upgrade mtcabench"
                 )
             data = {**data, "kind": cls.KIND}
         return data

@@ -10,11 +10,11 @@ from datetime import datetime
 from enum import Enum
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from mtcabench.model._base import Id, Record, _Model
 from mtcabench.model._conversation import Conversation
-from mtcabench.model._spans import DependencyType, ProvenanceGraph, TargetSpan
+from mtcabench.model._spans import DependencyType, ProvenanceGraph, ScoredSentence, TargetSpan
 
 
 # --------------------------------------------------------------------------- annotation
@@ -174,11 +174,15 @@ class BenchmarkSpan(Record):
 
 
 class PredictedEdge(_Model):
-    """One predicted edge of a submission: ``child -> parent`` with an optional score."""
+    """One predicted edge of a submission: ``child -> parent`` with an optional score and,
+    from schema version 2 of a prediction line, its evidence sentences."""
 
     child: int
     parent: int
     score: float | None = None
+    sentences: list[ScoredSentence] | None = Field(
+        default=None, description="The parent's best sentences for the child, best first "
+        "(offsets into the parent turn's text); needs schema_version 2.")
 
 
 class SubmissionHeader(Record):
@@ -196,15 +200,30 @@ class SubmissionHeader(Record):
 
 
 class SubmissionEntry(Record):
-    """One line per span of a submission: the predicted edges."""
+    """One line per span of a submission: the predicted edges.
+
+    Version 2 adds the optional ``sentences`` of an edge (its evidence); a line without them
+    is written as version 1, so that files without evidence stay as they were.
+    """
 
     KIND: ClassVar[str] = "prediction"
+    VERSION: ClassVar[int] = 2
 
+    schema_version: int = Field(default=1, description="Layout version: 1, or 2 where an "
+                                "edge carries sentences.")
     span_id: Id = Field(description="Benchmark span id.")
     edges: list[PredictedEdge] = Field(default_factory=list, description="Predicted edges.")
     skipped: str | None = Field(
         default=None, description="Why no prediction was made (e.g. too long), if so."
     )
+
+    @model_validator(mode="after")
+    def _version_of_sentences(self) -> SubmissionEntry:
+        if any(e.sentences is not None for e in self.edges):
+            if "schema_version" in self.model_fields_set and self.schema_version < 2:
+                raise ValueError("edges with sentences need schema_version 2 (or none given)")
+            self.schema_version = 2
+        return self
 
 
 #: Every record type by its ``kind``, for readers that accept several.

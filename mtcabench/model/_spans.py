@@ -35,6 +35,20 @@ class Evidence(_Model):
     end: int | None = Field(default=None, ge=0, description="End offset (exclusive).")
 
 
+class ScoredSentence(_Model):
+    """A sentence of a predicted edge's parent turn with its score: where in the parent the
+    child's content came from, according to the base scorer.
+
+    ``score`` is on the scale of the edge's turn share: the sentence's positive score over the
+    same total that turns the turn scores into shares (so with the ``max`` turn aggregate the
+    best sentence's score is the turn's share).
+    """
+
+    start: int = Field(ge=0, description="Start offset of the sentence in the parent's text.")
+    end: int = Field(ge=0, description="End offset (exclusive); surrounding blanks left out.")
+    score: float = Field(description="The sentence's share of the child's attribution.")
+
+
 class Edge(_Model):
     """``child -> parent``: the child's content depends on the parent turn (parent < child)."""
 
@@ -43,6 +57,10 @@ class Edge(_Model):
     kind: EdgeKind = Field(default=EdgeKind.CONTENT, description="content or structural.")
     score: float | None = Field(default=None, description="Attribution score, if any.")
     evidence: Evidence | None = Field(default=None, description="Supporting quote, if any.")
+    # None rather than [] where there is none, so that files without it stay byte for byte.
+    sentences: list[ScoredSentence] | None = Field(
+        default=None, description="A predicted content edge's evidence: the parent's best "
+        "sentences for the child, best first (None on gold and structural edges).")
 
     @property
     def pair(self) -> tuple[int, int]:

@@ -37,11 +37,22 @@ Averages over a group of spans (:func:`aggregate`), each always named:
 
 Hallucinated-source recall is defined on hallucination spans only: its macro average is
 over the hallucination spans of a group and is ``None`` where a group has none.
+
+Evidence hit@k (:data:`EVIDENCE_K` = 3) asks *where inside the parent turn*. It is defined
+over the gold content edges whose evidence has a character range (the lineage annotator's
+quote of the value in the parent turn); structural edges are left out (their evidence is the
+call itself). Such a gold edge ``(c, p)`` with evidence range ``[a, b)`` in turn ``p`` is
+*hit* when the prediction has the edge ``(c, p)`` and one of its first ``k`` evidence
+sentences (best first) overlaps ``[a, b)``, i.e. ``start < b and a < end``. A missing edge, or
+an edge without sentences (every model-free method, the floors included), is a miss, so
+evidence hit <= the recall of those edges. Per span: hits / gold edges with evidence,
+undefined (``None``) on a span with none; macro: the mean over the spans where it is
+defined; micro: hits / gold edges with evidence, summed over spans.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,7 +69,10 @@ from mtcabench.graph import (
     set_precision,
     set_recall,
 )
-from mtcabench.model import Conversation, DependencyType
+from mtcabench.model import Conversation, DependencyType, Edge, EdgeKind, ScoredSentence
+
+#: How many of a predicted edge's evidence sentences (best first) evidence hit@k reads.
+EVIDENCE_K = 3
 
 #: How the two averages are taken, stated in every report.
 AVERAGES: dict[str, str] = {
@@ -119,6 +133,7 @@ COUNTS = (
     "source_hits", "source_predicted", "source_gold",
     "hallucination",
     "hal_hits", "hal_predicted", "hal_gold",
+    "evidence_hits", "evidence_gold", "evidence_spans",
 )
 
 
@@ -134,6 +149,14 @@ class SpanScore:
     source_hits: int
     source_predicted: int
     source_gold: int
+    #: Gold content edges with an evidence range, and those the prediction's evidence hit.
+    evidence_hits: int = 0
+    evidence_gold: int = 0
+
+    @property
+    def evidence_spans(self) -> int:
+        """1 where evidence hit@k is defined on this span (a gold edge with evidence), else 0."""
+        return 1 if self.evidence_gold else 0
 
     @property
     def hal_hits(self) -> int:
@@ -166,6 +189,25 @@ def _ratio(hits: int, denominator: int, other: int) -> float:
     return hits / denominator
 
 
+def gold_evidence(edges: Iterable[Edge]) -> dict[Pair, tuple[int, int]]:
+    """The gold content edges that evidence hit@k is defined on: ``(child, parent)`` -> the
+    evidence's ``[start, end)`` in the parent turn's text."""
+    return {e.pair: (e.evidence.start, e.evidence.end) for e in edges
+            if e.kind is EdgeKind.CONTENT and e.evidence is not None
+            and e.evidence.start is not None and e.evidence.end is not None}
+
+
+def evidence_hits(
+    sentences: Mapping[Pair, Sequence[ScoredSentence]],
+    gold: Mapping[Pair, tuple[int, int]],
+    k: int = EVIDENCE_K,
+) -> int:
+    """How many gold evidence ranges one of their predicted edge's first ``k`` sentences
+    overlaps (``sentences``: a predicted edge's evidence, best first; a missing edge: none)."""
+    return sum(any(x.start < b and a < x.end for x in sentences.get(pair, ())[:k])
+               for pair, (a, b) in gold.items())
+
+
 def score_span(
     span_id: str,
     predicted: Iterable[Pair],
@@ -173,10 +215,15 @@ def score_span(
     gold_sources: Iterable[int],
     conversation: Conversation,
     dependency_type: DependencyType,
+    *,
+    sentences: Mapping[Pair, Sequence[ScoredSentence]] | None = None,
+    evidence: Mapping[Pair, tuple[int, int]] | None = None,
 ) -> SpanScore:
-    """Score one span: predicted edges against the gold edges and gold sources."""
+    """Score one span: predicted edges against the gold edges and gold sources, and the
+    predicted edges' ``sentences`` against the gold ``evidence`` (:func:`gold_evidence`)."""
     p_edges, g_edges = edge_set(predicted), edge_set(gold)
     p_src, g_src = edge_sources(p_edges, conversation), set(gold_sources)
+    evidence = evidence or {}
     return SpanScore(
         span_id=span_id,
         hallucination=dependency_type is DependencyType.HALLUCINATION,
@@ -186,6 +233,8 @@ def score_span(
         source_hits=len(p_src & g_src),
         source_predicted=len(p_src),
         source_gold=len(g_src),
+        evidence_hits=evidence_hits(sentences or {}, evidence),
+        evidence_gold=len(evidence),
     )
 
 
@@ -275,6 +324,15 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
                               ratio_array(s["hal_hits"], s["hal_gold"], s["hal_predicted"]),
                               np.nan),
            only="hallucination"),
+    Metric("evidence_hit", f"evidence hit@{EVIDENCE_K}",
+           f"share of gold content edges with an evidence range whose predicted edge has one "
+           f"of its first {EVIDENCE_K} sentences overlapping that range",
+           lambda c: c.evidence_hits / c.evidence_gold if c.evidence_gold else None,
+           lambda s: np.where(s["evidence_gold"] > 0,
+                              ratio_array(s["evidence_hits"], s["evidence_gold"],
+                                          s["evidence_hits"]),
+                              np.nan),
+           only="evidence_spans"),
 )}
 
 
@@ -335,6 +393,7 @@ def span_matrix(scores: list[SpanScore]) -> np.ndarray:
             s.edge_hits, s.edge_predicted, s.edge_gold,
             s.source_hits, s.source_predicted, s.source_gold,
             1.0 if s.hallucination else 0.0, s.hal_hits, s.hal_predicted, s.hal_gold,
+            s.evidence_hits, s.evidence_gold, s.evidence_spans,
             *(0.0 if v is None else v for v in values),
         )
     return out

@@ -21,6 +21,7 @@ from pathlib import Path
 from pydantic.json_schema import models_json_schema
 
 from mtcabench.model import SCHEMA_VERSION, SubmissionEntry, SubmissionHeader
+from mtcabench.results.submission import MAX_SENTENCES
 
 SCHEMA_PATH = Path(__file__).with_name("submission.schema.json")
 
@@ -42,15 +43,24 @@ def submission_schema() -> dict:
     entry["properties"]["kind"] = {
         "const": SubmissionEntry.KIND, "default": SubmissionEntry.KIND,
         "description": "May be left out: a line without kind is a prediction."}
-    entry["properties"]["schema_version"] = version
-    # A skipped span has no edges (a rule across two fields, so stated here).
-    entry["if"] = {"required": ["skipped"],
-                   "properties": {"skipped": {"type": "string", "minLength": 1}}}
-    entry["then"] = {"properties": {"edges": {"maxItems": 0}}}
+    entry["properties"]["schema_version"] = {
+        **version, "maximum": SubmissionEntry.VERSION, "default": 1,
+        "description": "Layout version: 1, or 2 where an edge carries sentences."}
+    entry["allOf"] = [
+        # A skipped span has no edges (a rule across two fields, so stated here).
+        {"if": {"required": ["skipped"],
+                "properties": {"skipped": {"type": "string", "minLength": 1}}},
+         "then": {"properties": {"edges": {"maxItems": 0}}}},
+        # Sentences came with version 2: a line that says 1 has none.
+        {"if": {"required": ["schema_version"], "properties": {"schema_version": {"const": 1}}},
+         "then": {"properties": {"edges": {"items": {
+             "properties": {"sentences": {"type": "null"}}}}}}},
+    ]
     edge = defs["PredictedEdge"]
     edge["properties"]["child"]["description"] = "Index of the dependent turn (0-based)."
     edge["properties"]["parent"]["description"] = "Index of the turn depended on; < child."
     edge["properties"]["score"]["description"] = "Attribution score, if any; a finite number."
+    edge["properties"]["sentences"]["anyOf"][0]["maxItems"] = MAX_SENTENCES
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "mtcabench submission line",

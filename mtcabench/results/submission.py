@@ -38,12 +38,13 @@ from mtcabench.io import atomic_write, dump_record, iter_json_lines
 from mtcabench.model import (
     BenchmarkSpan,
     Conversation,
+    PredictedEdge,
     SubmissionEntry,
     SubmissionHeader,
     parse_span_id,
 )
 from mtcabench.results._lines import explain_json_document, validate_line, wrong_kind
-from mtcabench.results.metrics import SpanScore, score_span
+from mtcabench.results.metrics import SpanScore, gold_evidence, score_span
 
 #: Issues that are tolerated, each counted and listed in the report: code -> what happens.
 TOLERATED: dict[str, str] = {
@@ -52,6 +53,10 @@ TOLERATED: dict[str, str] = {
     "missing-span": "a benchmark span has no line in the submission; it is scored as empty",
     "skipped-span": "a line says the span was skipped (skipped reason); it is scored as empty",
 }
+
+#: The most evidence sentences an edge may list (the evaluator writes 3 by default).
+MAX_SENTENCES = 16
+
 
 @dataclass
 class Warnings:
@@ -138,12 +143,13 @@ def max_line_bytes(benchmark: Benchmark) -> int:
     """The longest line a valid submission for ``benchmark`` can need, with room to spare.
 
     A prediction lists at most every (child, parent) pair of the largest conversation (each
-    edge well under 256 bytes, a long float score included); 4 MiB more leave room for a
-    header's parameters and notes, long span ids and skip reasons.
+    edge well under 256 bytes, a long float score included, and under 96 more per sentence of
+    its evidence); 4 MiB more leave room for a header's parameters and notes, long span ids
+    and skip reasons.
     """
     most = max((len(c.turns) * (len(c.turns) - 1) // 2 for c in benchmark.conversations.values()),
                default=0)
-    return 4 * 2**20 + 256 * most
+    return 4 * 2**20 + (256 + 96 * MAX_SENTENCES) * most
 
 
 def read_submission(
@@ -190,7 +196,7 @@ def read_submission(
             conv = benchmark.conversation_of(span)
             check_entry(path, lineno, entry, span, conv)
             if not entry.skipped:
-                sub.scores[sid] = _score(span, conv, [(e.child, e.parent) for e in entry.edges])
+                sub.scores[sid] = _score(span, conv, entry.edges)
             if sid in keep:
                 sub.entries[sid] = entry
     except InputError as exc:
@@ -230,6 +236,15 @@ def _check_entry_alone(path: Path, lineno: int, entry: SubmissionEntry, warnings
             raise InputError.at(path, f"edge {e.child}->{e.parent} has score {e.score}; scores "
                                 "must be finite numbers (or left out)", line=lineno,
                                 record=entry.span_id)
+        for x in e.sentences or []:
+            if not math.isfinite(x.score):
+                raise InputError.at(path, f"edge {e.child}->{e.parent}: a sentence has score "
+                                    f"{x.score}; scores must be finite numbers", line=lineno,
+                                    record=entry.span_id)
+        if len(e.sentences or []) > MAX_SENTENCES:
+            raise InputError.at(path, f"edge {e.child}->{e.parent} lists {len(e.sentences)} "
+                                f"sentences; give at most the best {MAX_SENTENCES}",
+                                line=lineno, record=entry.span_id)
         if (e.child, e.parent) in seen:
             warnings.add("duplicate-edge", f"line {lineno}: {e.child}->{e.parent}")
         seen.add((e.child, e.parent))
@@ -304,12 +319,24 @@ def check_entry(path: Path, lineno: int, entry: SubmissionEntry, span: Benchmark
             raise InputError.at(path, f"{edge} starts at turn {e.child}, after the target "
                                 f"turn {target}; provenance lies before the target",
                                 line=lineno, record=sid)
+        size = len(conversation.turns[e.parent].text)
+        for x in e.sentences or []:
+            if not x.start < x.end <= size:
+                raise InputError.at(path, f"{edge}: sentence {x.start}-{x.end} is not a "
+                                    f"range of turn {e.parent}'s text ({size} characters)",
+                                    line=lineno, record=sid)
 
 
 def _score(span: BenchmarkSpan, conversation: Conversation,
-           pairs: list[tuple[int, int]]) -> SpanScore:
-    return score_span(span.id, pairs, [e.pair for e in span.graph.edges], span.sources,
-                      conversation, span.dependency_type)
+           edges: list[PredictedEdge]) -> SpanScore:
+    sentences: dict[tuple[int, int], list] = {}
+    for e in edges:  # a duplicated edge's first listing counts, as for its score
+        if e.sentences:
+            sentences.setdefault((e.child, e.parent), e.sentences)
+    return score_span(span.id, [(e.child, e.parent) for e in edges],
+                      [e.pair for e in span.graph.edges], span.sources, conversation,
+                      span.dependency_type, sentences=sentences,
+                      evidence=gold_evidence(span.graph.edges))
 
 
 def _count_missing(sub: Submission, benchmark: Benchmark) -> list[str]:
@@ -345,7 +372,7 @@ def check_against_benchmark(submission: Submission, benchmark: Benchmark) -> lis
         conv = benchmark.conversation_of(span)
         check_entry(path, lineno, entry, span, conv)
         if not entry.skipped:
-            scores[sid] = _score(span, conv, [(e.child, e.parent) for e in entry.edges])
+            scores[sid] = _score(span, conv, entry.edges)
     submission.scores = scores
     submission.checked = benchmark
     return _count_missing(submission, benchmark)

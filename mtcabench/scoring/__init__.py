@@ -16,6 +16,7 @@ The public surface; the code lives in one module per role:
 
 from mtcabench.results.metrics import (
     AVERAGES,
+    EVIDENCE_K,
     METRICS,
     Metric,
     SpanScore,
@@ -24,6 +25,8 @@ from mtcabench.results.metrics import (
     edge_precision,
     edge_recall,
     edge_sources,
+    evidence_hits,
+    gold_evidence,
     hallucinated_source_recall,
     register_metric,
     score_span,
@@ -44,11 +47,11 @@ from mtcabench.scoring.scorer import (
 from mtcabench.results.submission import TOLERATED, Submission, read_submission
 
 __all__ = [
-    "AVERAGES", "METRICS", "TOLERATED",
+    "AVERAGES", "EVIDENCE_K", "METRICS", "TOLERATED",
     "Comparison", "FloorReport", "Metric", "ScoreReport", "ScoreRun", "SpanScore", "Submission",
     "aggregate", "build_comparison", "build_report", "compare_and_print", "compare_submissions",
-    "edge_f1", "edge_precision", "edge_recall", "edge_sources", "floor_reports",
-    "hallucinated_source_recall", "read_submission", "register_metric", "run_scoring",
-    "score_floor",
+    "edge_f1", "edge_precision", "edge_recall", "edge_sources", "evidence_hits", "floor_reports",
+    "gold_evidence", "hallucinated_source_recall", "read_submission", "register_metric",
+    "run_scoring", "score_floor",
     "score_span", "score_spans", "score_submission", "source_precision", "source_recall",
 ]

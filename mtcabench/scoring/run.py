@@ -240,5 +240,6 @@ def _write_span_scores(path: Path, scored: ScoredSubmission, bench: Benchmark) -
                 "edge_hits": score.edge_hits, "edge_predicted": score.edge_predicted,
                 "edge_gold": score.edge_gold, "source_hits": score.source_hits,
                 "source_predicted": score.source_predicted, "source_gold": score.source_gold,
+                "evidence_hits": score.evidence_hits, "evidence_gold": score.evidence_gold,
             }, ensure_ascii=False) + "\n")
     return path

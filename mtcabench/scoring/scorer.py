@@ -27,6 +27,7 @@ from mtcabench.results.metrics import (
     SpanScore,
     columns,
     definitions,
+    gold_evidence,
     point,
     score_span,
     span_matrix,
@@ -102,7 +103,8 @@ def score_spans(submission: Submission | str | Path, benchmark: Benchmark) -> Sc
     scores = [
         submission.scores.get(s.id) or score_span(
             s.id, [], [e.pair for e in s.graph.edges], s.sources,
-            benchmark.conversation_of(s), s.dependency_type)
+            benchmark.conversation_of(s), s.dependency_type,
+            evidence=gold_evidence(s.graph.edges))
         for s in benchmark.spans
     ]
     empty = np.array([submission.status(s.id) != "predicted" for s in benchmark.spans])

@@ -22,10 +22,18 @@ from mtcabench.io import (
     check_outputs_are_not_inputs,
     derived_name,
 )
-from mtcabench.model import BenchmarkSpan, Conversation, PredictedEdge, Role, parse_span_id
-from mtcabench.results.metrics import METRICS, score_span
-from mtcabench.scoring.scorer import as_benchmark, benchmark_inputs
+from mtcabench.model import (
+    BenchmarkSpan,
+    Conversation,
+    PredictedEdge,
+    Role,
+    ScoredSentence,
+    parse_span_id,
+)
+from mtcabench.results.metrics import METRICS, gold_evidence, score_span
 from mtcabench.results.submission import read_submission
+from mtcabench.scoring._highlight import best_quote, evidence_marks, highlight
+from mtcabench.scoring.scorer import as_benchmark, benchmark_inputs
 
 Pair = tuple[int, int]
 
@@ -52,6 +60,8 @@ class SpanView:
     #: False where the span has no gold graph (``mtcabench explain``): predictions only.
     with_gold: bool = True
     scores: dict[Pair, float] = field(default_factory=dict)
+    #: A predicted edge's evidence sentences (offsets into the parent's text), best first.
+    evidence: dict[Pair, list[ScoredSentence]] = field(default_factory=dict)
     gold: frozenset[Pair] = field(init=False)
     pred: frozenset[Pair] = field(init=False)
 
@@ -60,6 +70,8 @@ class SpanView:
             if e.score is not None:
                 self.scores[(e.child, e.parent)] = max(e.score, self.scores.get((e.child, e.parent),
                                                                                e.score))
+            if e.sentences:
+                self.evidence.setdefault((e.child, e.parent), list(e.sentences))
         self.gold = frozenset(e.pair for e in self.span.graph.edges)
         self.pred = frozenset((e.child, e.parent) for e in self.predicted or [])
 
@@ -76,7 +88,8 @@ class SpanView:
 
     def metrics(self) -> dict[str, float | None]:
         s = score_span(self.span.id, sorted(self.pred), sorted(self.gold), self.span.sources,
-                       self.conversation, self.span.dependency_type)
+                       self.conversation, self.span.dependency_type, sentences=self.evidence,
+                       evidence=gold_evidence(self.span.graph.edges))
         return s.values()
 
     @property
@@ -183,11 +196,15 @@ def render_html(view: SpanView) -> str:
         f'<tr style="color:{_colour(view, p)}"><td>{p[0]} \u2192 {p[1]}</td>'
         f"<td>{('yes' if p in view.gold else 'no') if view.with_gold else 'n/a'}</td>"
         f"<td>{'yes' if p in view.pred else 'no'}</td>"
-        f"<td>{view.scores.get(p, '')}</td><td>{view.kind(p)}</td></tr>"
+        f"<td>{view.scores.get(p, '')}</td><td>{view.kind(p)}</td>"
+        f'<td class="quote">{e(best_quote(view.evidence, view.conversation, p))}</td></tr>'
         for p in sorted(view.gold | view.pred, reverse=True))
+    marks = evidence_marks(view.evidence, view.conversation)
     turns = []
     for t in view.turns:
         text = e(t.text)
+        if t.index in marks:
+            text = highlight(t.text, marks[t.index])
         if t.index == span.graph.target:
             s = span.span
             text = (e(t.text[: s.start]) + "<mark>" + e(t.text[s.start : s.end]) + "</mark>"
@@ -203,7 +220,8 @@ gold depth {span.depth}; gold sources {span.sources}; {e(view.label)}: <b>{e(vie
 table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:2px 8px}}
 .turn{{border:1px solid #ccc;border-radius:4px;padding:4px 8px;margin:4px 0}}
 .user{{background:#dbe9f7}} .tool{{background:#fdf3d0}} .system{{background:#eee}}
-mark{{background:#ffe066}}</style></head><body>
+mark{{background:#ffe066}} mark.evidence{{background:#b7f0c8;border-bottom:2px solid #2e8b57}}
+td.quote{{max-width:40em;color:#333}}</style></head><body>
 <h1>{e(span.id)}</h1>
 {facts}
 <p>target span: <mark>{e(span.span.text)}</mark></p>
@@ -212,7 +230,7 @@ mark{{background:#ffe066}}</style></head><body>
 {render_svg(view)}
 <h2>Edges</h2>
 <table><tr><th>edge (child \u2192 parent)</th><th>gold</th><th>predicted</th><th>score</th>
-<th>kind</th></tr>{edges}</table>
+<th>kind</th><th>best evidence in the parent</th></tr>{edges}</table>
 <h2>Conversation up to the target</h2>
 {''.join(turns)}
 </body></html>

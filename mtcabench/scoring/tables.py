@@ -22,7 +22,7 @@ from mtcabench.results.report import (
 from mtcabench.terminal import shown
 
 #: Metrics shown by default in a comparison on the terminal (all are in the files).
-HEADLINE = ("edge_f1", "source_recall", "hallucinated_source_recall")
+HEADLINE = ("edge_f1", "source_recall", "hallucinated_source_recall", "evidence_hit")
 #: Marks a floor's row under the submission's row of the same group.
 FLOOR_MARK = "↳"
 
@@ -76,10 +76,24 @@ def warnings_line(warnings: list[WarningCount]) -> str:
 # --------------------------------------------------------------------------- terminal
 
 
+def _defined(report: ScoreReport, average: str) -> list[str]:
+    """The metrics with a value in some row of the report: a terminal is narrow, and a metric
+    undefined everywhere (evidence hit without gold evidence ranges, hallucinated-source
+    recall without hallucination spans) would only take a column of n/a."""
+    rows = [*report.rows, *(r for f in report.floors for r in f.rows)]
+    return [name for name in METRICS
+            if any(getattr(r.metrics[name], average).value is not None for r in rows)]
+
+
 def report_table(report: ScoreReport, average: str = "macro") -> Table:
-    """One submission: a row per group, a column per metric, value and interval."""
+    """One submission: a row per group, a column per metric, value and interval (the metrics
+    undefined on every row left out; the files hold them all)."""
     s = report.spans
     note = floors_note(report)
+    names = _defined(report, average)
+    left_out = [METRICS[n].label for n in METRICS if n not in names]
+    if left_out:
+        note = (f"{note}\n" if note else "") + f"n/a on every row, left out: {', '.join(left_out)}"
     table = Table(
         title=f"{shown(report.submission.label)} on {shown(report.benchmark)}: "
               f"{s.benchmark} spans, "
@@ -89,22 +103,22 @@ def report_table(report: ScoreReport, average: str = "macro") -> Table:
     )
     table.add_column("group")
     table.add_column("spans", justify="right")
-    for name in METRICS:
+    for name in names:
         table.add_column(f"{METRICS[name].label}\n({average})", justify="right")
     previous = None
     for row in report.rows:
         if previous is not None and row.breakdown != previous:
             table.add_section()
         previous = row.breakdown
-        table.add_row(shown(row.title), str(row.spans), *_cells(row, average))
+        table.add_row(shown(row.title), str(row.spans), *_cells(row, average, names))
         for label, floor_row in _floor_rows(report, row):
-            table.add_row(shown(label), "", *_cells(floor_row, average), style="dim")
+            table.add_row(shown(label), "", *_cells(floor_row, average, names), style="dim")
     return table
 
 
-def _cells(row: ReportRow, average: str) -> list[Text]:
+def _cells(row: ReportRow, average: str, names=tuple(METRICS)) -> list[Text]:
     cells = []
-    for name in METRICS:
+    for name in names:
         e = getattr(row.metrics[name], average)
         cells.append(Text.assemble(fmt(e.value), "\n", (fmt_interval(e, 2), "dim")))
     return cells

@@ -92,14 +92,14 @@ def offline(loaded, conv, spans, settings, scorer="avg-attention"):
     attributor = Attributor(loaded, make_scorer(scorer, settings, loaded),
                             aggregate=settings.turn_aggregate)
     seen: dict = {}
-    compute = attributor.shares
+    compute = attributor.attribute  # the pass that gives shares and evidence sentences
 
-    def spy(rendered, queries):
-        out = compute(rendered, queries)
-        seen.update(out)
+    def spy(rendered, queries, sentences):
+        out = compute(rendered, queries, sentences)
+        seen.update({key: shares for key, (shares, _) in out.items()})
         return out
 
-    attributor.shares = spy
+    attributor.attribute = spy
     result = trace_conversation(attributor, conv, spans, METHODS, settings)
     assert result.forward_passes == 1 and not result.skipped
     return result.entries, seen

@@ -31,16 +31,8 @@ def invoke(*args):
 
 
 @pytest.fixture(scope="module")
-def real_release(taubench_airline, tmp_path_factory):
-    d = tmp_path_factory.mktemp("real-release")
-    convs, cands, reviewed = d / "conversations.jsonl", d / "candidates.jsonl", d / "reviewed.jsonl"
-    invoke("ingest", "taubench", taubench_airline, "--out", convs)
-    invoke("annotate", "lineage", "--in", convs, "--out", cands, "--summary-json", d / "s.json")
-    invoke("review", "auto-accept", "--candidates", cands, "--conversations", convs,
-           "--out", reviewed)
-    invoke("release", "build", "--version", "2.0.0", "--reviewed", reviewed,
-           "--conversations", convs, "--candidates", cands, "--out", d / "release")
-    return d, d / "release" / "2.0.0"
+def real_release(taubench_release):
+    return taubench_release  # built by tests/conftest.py, shared with tests/scoring
 
 
 def test_the_release_has_spans_of_all_four_types(real_release):

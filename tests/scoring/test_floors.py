@@ -93,7 +93,8 @@ def test_json_report_holds_both_floors_with_exact_values(bench, submissions, tmp
     first = report.floor("first-user")
     assert {m: v.macro.value for m, v in first.row("overall").metrics.items()} == {
         "edge_precision": 0.0, "edge_recall": 0.0, "edge_f1": 0.0, "source_precision": 0.0,
-        "source_recall": 0.0, "hallucinated_source_recall": 0.0}
+        "source_recall": 0.0, "hallucinated_source_recall": 0.0,
+        "evidence_hit": None}  # the hand-built gold has no evidence range
     assert first.parameters["greeting_words"][:3] == ["afternoon", "again", "all"]
 
 

@@ -17,6 +17,9 @@ VALID = [
                                                            "score": 0.8}]},
     {"span_id": "c#4:0-5", "edges": [{"child": 4, "parent": 3}]},  # kind left out
     {"span_id": "c#4:0-5", "edges": [], "skipped": "longer than the model's context"},
+    {"span_id": "c#4:0-5", "edges": [{"child": 4, "parent": 3, "score": 0.8, "sentences": [
+        {"start": 10, "end": 42, "score": 0.8}, {"start": 0, "end": 9, "score": 0.1}]}]},
+    {"span_id": "c#4:0-5", "schema_version": 2, "edges": [{"child": 4, "parent": 3}]},
 ]
 INVALID = [
     {"kind": "submission"},  # no method
@@ -25,7 +28,10 @@ INVALID = [
     {"span_id": "x", "edges": [{"child": 4, "parent": 3, "weight": 1}]},  # unknown field
     {"span_id": "x", "edges": [], "kind": "conversation"},
     {"method": "flat"},  # a header must say kind
-    {"span_id": "x", "schema_version": 2},
+    {"span_id": "x", "schema_version": 3},
+    # sentences came with version 2
+    {"span_id": "x", "schema_version": 1, "edges": [{"child": 4, "parent": 3, "sentences": []}]},
+    {"span_id": "x", "edges": [{"child": 4, "parent": 3, "sentences": [{"start": 1, "end": 2}]}]},
 ]
 
 

@@ -6,7 +6,8 @@ passes (one for average attention and AT2, whatever the number of queries), aver
 sentence's score over the passes that contained it, aggregates sentences into one score per
 preceding turn (``max`` by default: a turn is as relevant as its most relevant sentence) and
 turns the scores into shares (negative scores count as zero; shares sum to 1 over the turns
-before the query, or are all 0). Importing this module does not import torch (running a pass
+before the query, or are all 0). The same sentence scores, on the same scale, give each turn's
+best sentences (:func:`best_sentences`): an edge's evidence, at no extra cost. Importing this module does not import torch (running a pass
 does), so that the trace loop it serves also runs model-free methods without the eval extra.
 """
 
@@ -23,7 +24,8 @@ from mtcabench.evaluate._settings import DEFAULT_DEVICE, DEFAULT_DTYPE, TraceSet
 from mtcabench.evaluate.attribution._base import make_scorer
 from mtcabench.evaluate.attribution._loading import LoadedModel
 from mtcabench.evaluate.attribution._render import RenderedConversation
-from mtcabench.model import Role
+from mtcabench.evaluate.attribution._render import Sentence
+from mtcabench.model import Role, ScoredSentence
 
 if TYPE_CHECKING:
     from mtcabench.evaluate.attribution._base import BaseScorer
@@ -41,6 +43,18 @@ class Query:
     end: int
 
 
+def _turn_scores(
+    sentence_scores: np.ndarray, sentence_turns: np.ndarray, before: int, aggregate: Aggregate,
+) -> tuple[dict[int, float], float]:
+    """Each scored turn's raw score before ``before``, and the total that makes them shares."""
+    raw: dict[int, float] = {}
+    for turn in np.unique(sentence_turns[sentence_turns < before]):
+        vals = sentence_scores[(sentence_turns == turn) & ~np.isnan(sentence_scores)]
+        if len(vals):
+            raw[int(turn)] = float(vals.max() if aggregate == "max" else vals.sum())
+    return raw, sum(max(s, 0.0) for s in raw.values())
+
+
 def turn_shares(
     sentence_scores: np.ndarray,
     sentence_turns: np.ndarray,
@@ -52,14 +66,46 @@ def turn_shares(
     Turns with no scored sentence get no entry; the others get ``max(score, 0)`` normalised
     to sum to 1 (all 0 when nothing is positive).
     """
-    raw: dict[int, float] = {}
-    for turn in np.unique(sentence_turns[sentence_turns < before]):
-        vals = sentence_scores[(sentence_turns == turn) & ~np.isnan(sentence_scores)]
-        if len(vals):
-            raw[int(turn)] = float(vals.max() if aggregate == "max" else vals.sum())
-    pos = {t: max(s, 0.0) for t, s in raw.items()}
-    total = sum(pos.values())
-    return {t: (s / total if total > 0 else 0.0) for t, s in pos.items()}
+    raw, total = _turn_scores(sentence_scores, sentence_turns, before, aggregate)
+    return {t: (max(s, 0.0) / total if total > 0 else 0.0) for t, s in raw.items()}
+
+
+def best_sentences(
+    sentence_scores: np.ndarray,
+    sentences: list[Sentence],
+    texts: list[str],
+    before: int,
+    k: int,
+    aggregate: Aggregate = "max",
+) -> dict[int, list[ScoredSentence]]:
+    """Per turn before ``before``, its ``k`` best sentences (positive scores only), best first.
+
+    A sentence's score is put on its turn share's scale: ``max(score, 0)`` over the same total
+    as :func:`turn_shares` (with ``max`` aggregation the best sentence's score *is* the share).
+    Ranges are offsets into the turn's text (``texts[turn]``) without surrounding blanks; ties
+    go to the earlier sentence.
+    """
+    if k <= 0:
+        return {}
+    turns = np.array([x.turn for x in sentences], dtype=np.int64)
+    _, total = _turn_scores(sentence_scores, turns, before, aggregate)
+    if total <= 0:
+        return {}
+    ranked: dict[int, list[tuple[float, int]]] = {}
+    for i, (x, score) in enumerate(zip(sentences, sentence_scores)):
+        if x.turn < before and score > 0:  # NaN compares False: never scored
+            ranked.setdefault(x.turn, []).append((-float(score), i))
+    out = {}
+    for turn, items in ranked.items():
+        best = []
+        for neg, i in sorted(items)[:k]:
+            x = sentences[i]
+            piece = texts[turn][x.start : x.end]
+            start = x.start + len(piece) - len(piece.lstrip())
+            end = max(x.start + len(piece.rstrip()), start + 1)
+            best.append(ScoredSentence(start=start, end=end, score=round(-neg / total, 6)))
+        out[turn] = best
+    return out
 
 
 class Attributor:
@@ -120,12 +166,22 @@ class Attributor:
 
     def shares(self, rendered: RenderedConversation, queries: list[Query]) -> dict[object, dict[int, float]]:
         """Turn shares of every query (see :func:`turn_shares`)."""
+        return {key: shares for key, (shares, _) in self.attribute(rendered, queries, 0).items()}
+
+    def attribute(
+        self, rendered: RenderedConversation, queries: list[Query], sentences: int,
+    ) -> dict[object, tuple[dict[int, float], dict[int, list[ScoredSentence]]]]:
+        """Per query, its turn shares and each turn's ``sentences`` best sentences
+        (:func:`best_sentences`), both from the same forward passes."""
         if not queries:
             return {}
         scores = self.sentence_scores(rendered, queries)
         turns = np.array([s.turn for s in rendered.sentences], dtype=np.int64)
+        texts = [t.text for t in rendered.conversation.turns]
         return {
-            q.key: turn_shares(scores[i], turns, q.turn, self.aggregate)
+            q.key: (turn_shares(scores[i], turns, q.turn, self.aggregate),
+                    best_sentences(scores[i], rendered.sentences, texts, q.turn, sentences,
+                                   self.aggregate))
             for i, q in enumerate(queries)
         }
 

@@ -17,8 +17,8 @@ methods read no tokens and attribute every span.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from mtcabench.errors import InputError
@@ -31,12 +31,29 @@ from mtcabench.graph import reachable
 from mtcabench.model import (
     BenchmarkSpan,
     Conversation,
+    EdgeKind,
     PredictedEdge,
     ProvenanceGraph,
     Role,
+    ScoredSentence,
     SubmissionEntry,
     TargetSpan,
 )
+
+#: ``sentences(node, parent)``: the parent turn's best sentences for a node (``TARGET`` or a
+#: turn index, as in :data:`SharesFn`), best first.
+SentencesFn = Callable[[Hashable, int], list[ScoredSentence]]
+
+
+def with_evidence(graph: ProvenanceGraph, sentences: SentencesFn | None) -> ProvenanceGraph:
+    """The graph with each content edge's evidence: its parent's best sentences for its child
+    (the target's under ``TARGET``). Structural edges carry none: the call is their reason."""
+    if sentences is None:
+        return graph
+    edges = [e if e.kind is not EdgeKind.CONTENT else e.model_copy(update={
+        "sentences": sentences(TARGET if e.child == graph.target else e.child, e.parent)})
+        for e in graph.edges]
+    return graph.model_copy(update={"edges": edges})
 
 if TYPE_CHECKING:
     from mtcabench.evaluate.attribution._engine import Attributor
@@ -100,6 +117,8 @@ class SpanShares:
     tokens: int = 0
     #: The rendered conversation (None when no span fits).
     rendered: RenderedConversation | None = None
+    #: Per fitting span, its evidence function (the same passes' sentence scores).
+    sentences: dict[Hashable, SentencesFn] = field(default_factory=dict)
 
 
 def model_shares(
@@ -137,23 +156,35 @@ def model_shares(
     wanted = sorted({i for m in methods for i in m.query_turns(conversation, last)})
     turn_queries = {i: Query(i, i, 0, len(conversation.turns[i].text)) for i in wanted}
 
-    if naive:
-        def shares_of(k: Hashable) -> SharesFn:
-            def shares(key):
-                query = span_queries[k] if key == TARGET else turn_queries.get(key)
-                if query is None:
-                    return {}
-                # One forward pass (set) per step, as a per-step implementation would do.
-                return attributor.shares(rendered, [query])[query.key]
-            return shares
-    else:
-        cache = attributor.shares(rendered, [*span_queries.values(), *turn_queries.values()])
+    k_best = settings.evidence_sentences
 
-        def shares_of(k: Hashable) -> SharesFn:
-            def shares(key):
-                return cache.get(k if key == TARGET else key, {})
-            return shares
-    return SpanShares({k: shares_of(k) for k in span_queries}, unfit, full.num_tokens, rendered)
+    if naive:
+        steps: dict[tuple[Hashable, Hashable], tuple] = {}
+
+        def lookup(k: Hashable, key: Hashable):
+            query = span_queries[k] if key == TARGET else turn_queries.get(key)
+            if query is None:
+                return {}, {}
+            # One forward pass (set) per step, as a per-step implementation would do; the
+            # evidence of an edge reads the step that found it.
+            if (k, key) not in steps:
+                steps[(k, key)] = attributor.attribute(rendered, [query], k_best)[query.key]
+            return steps[(k, key)]
+    else:
+        cache = attributor.attribute(rendered, [*span_queries.values(), *turn_queries.values()],
+                                     k_best)
+
+        def lookup(k: Hashable, key: Hashable):
+            return cache.get(k if key == TARGET else key, ({}, {}))
+
+    def shares_of(k: Hashable) -> SharesFn:
+        return lambda key: lookup(k, key)[0]
+
+    def sentences_of(k: Hashable) -> SentencesFn:
+        return lambda key, parent: list(lookup(k, key)[1].get(parent, []))
+
+    return SpanShares({k: shares_of(k) for k in span_queries}, unfit, full.num_tokens, rendered,
+                      {k: sentences_of(k) for k in span_queries})
 
 
 def verify_edges(
@@ -225,8 +256,10 @@ def attribute_spans(
         for name, method in methods.items():
             if method.uses_model and key in shares.unfit:
                 continue
-            graphs[name][key] = method.graph(conversation, t, shares.shares.get(key),
-                                             settings.search)
+            graph = method.graph(conversation, t, shares.shares.get(key), settings.search)
+            # Evidence is the base scorer's: a model-free method's graph stays as it is alone.
+            graphs[name][key] = (with_evidence(graph, shares.sentences.get(key))
+                                 if method.uses_model else graph)
     if settings.verify_edges and shares.rendered is not None:
         for name, method in methods.items():
             if method.uses_model:
@@ -276,7 +309,8 @@ def trace_conversation(
                 continue
             graph = result.graphs[name][s.id]
             edges = [PredictedEdge(child=e.child, parent=e.parent,
-                                   score=None if e.score is None else round(float(e.score), 6))
+                                   score=None if e.score is None else round(float(e.score), 6),
+                                   sentences=e.sentences or None)
                      for e in sorted(graph.edges, key=lambda e: (-e.child, e.parent))]
             entries[name].append(SubmissionEntry(span_id=s.id, edges=edges))
     return ConversationResult(entries, result.forward_passes, len(result.unfit))

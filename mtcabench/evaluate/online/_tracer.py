@@ -51,8 +51,9 @@ import torch
 
 from mtcabench.errors import InputError
 from mtcabench.evaluate.attribution._attention import RowHooks, attention_modules, layer_attention_rows, row_chunks
-from mtcabench.evaluate.attribution._engine import turn_shares
+from mtcabench.evaluate.attribution._engine import best_sentences, turn_shares
 from mtcabench.evaluate.attribution._loading import DEFAULT_MODEL, LoadedModel, load_model
+from mtcabench.evaluate.methods._conversation import SentencesFn, with_evidence
 from mtcabench.evaluate.methods._methods import get_methods
 from mtcabench.evaluate.online._scorers import online_head_weights
 from mtcabench.evaluate.online._state import (
@@ -78,7 +79,7 @@ from mtcabench.evaluate.attribution._render import (
 from mtcabench.evaluate.attribution._scorers import BaseScorer, make_scorer
 from mtcabench.evaluate._settings import DEFAULT_DEVICE, DEFAULT_DTYPE, DEFAULT_METHOD, DEFAULT_SCORER, TraceSettings
 from mtcabench.evaluate.methods._tokengeist import TARGET
-from mtcabench.model import Conversation, ProvenanceGraph, Role, TargetSpan, Turn
+from mtcabench.model import Conversation, ProvenanceGraph, Role, ScoredSentence, TargetSpan, Turn
 from mtcabench.transcripts import LiveReader, last_answer, target_span
 
 #: One chunk of recomputed rows (heads x rows x tokens float32): small enough that the softmax,
@@ -376,22 +377,61 @@ class Tracer:
         conversation = self.conversation
         return target_span(conversation, last_answer(conversation) if turn is None else turn, span)
 
-    def shares(self, turn: int, start: int, end: int) -> dict[int, float]:
-        """Turn shares of ``Turn.text[start:end]`` of assistant turn ``turn``, from the stored
-        rows (see :func:`~mtcabench.evaluate.turn_shares`)."""
+    def _sentence_scores(self, turn: int, start: int, end: int) -> np.ndarray | None:
+        """Each sentence's score for ``Turn.text[start:end]`` of turn ``turn``, from the stored
+        rows (NaN: not scored); None when the text maps to no token."""
         self.flush()
         layout = self.layout
         rows = self._rows.get(turn)
         a, b = layout.span_tokens(turn, start, end)
         if rows is None or b <= a:
-            return {}
+            return None
         if not (rows.start <= a and b <= rows.start + len(rows.features)):
             raise ValueError(f"turn {turn}: rows {a}-{b} not stored")
         feats = rows.features[a - rows.start : b - rows.start].mean(axis=0, dtype=np.float64)
         n_s = len(layout.sentence_chars)
         scores = np.full(n_s, np.nan)
         scores[: len(feats)] = feats
+        return scores
+
+    def shares(self, turn: int, start: int, end: int) -> dict[int, float]:
+        """Turn shares of ``Turn.text[start:end]`` of assistant turn ``turn``, from the stored
+        rows (see :func:`~mtcabench.evaluate.turn_shares`)."""
+        scores = self._sentence_scores(turn, start, end)
+        if scores is None:
+            return {}
         return turn_shares(scores, self._state.sentence_turns, turn, self.settings.turn_aggregate)
+
+    def evidence(self, turn: int, start: int, end: int) -> dict[int, list[ScoredSentence]]:
+        """Per earlier turn, its best sentences for ``Turn.text[start:end]`` of turn ``turn``
+        (``settings.evidence_sentences`` of them; see :func:`best_sentences`)."""
+        scores = self._sentence_scores(turn, start, end)
+        if scores is None:
+            return {}
+        return best_sentences(scores, self._state.sentences, [t.text for t in self.turns], turn,
+                              self.settings.evidence_sentences, self.settings.turn_aggregate)
+
+    def _node(self, target: TargetSpan, key: Hashable) -> tuple[int, int, int] | None:
+        """The text a search node stands for: the target span, or a whole turn by index."""
+        turns = self.turns
+        if key == TARGET:
+            return target.turn, target.start, target.end
+        if isinstance(key, int) and 0 <= key < len(turns) and turns[key].text:
+            return key, 0, len(turns[key].text)
+        return None
+
+    def evidence_function(self, target: TargetSpan) -> SentencesFn:
+        """``sentences(node, parent)``: a parent's best sentences for a node of the search
+        (the target under ``TARGET``, a turn by index), memoised per node."""
+        memo: dict[Hashable, dict[int, list[ScoredSentence]]] = {}
+
+        def sentences(key: Hashable, parent: int) -> list[ScoredSentence]:
+            if key not in memo:
+                node = self._node(target, key)
+                memo[key] = {} if node is None else self.evidence(*node)
+            return list(memo[key].get(parent, []))
+
+        return sentences
 
     def shares_function(self, target: TargetSpan) -> Callable[[Hashable], dict[int, float]]:
         """The :data:`~mtcabench.evaluate.methods._tokengeist.SharesFn` of a target: its own shares
@@ -422,5 +462,8 @@ class Tracer:
         flat, or any registered method), from the stored features: no forward pass."""
         target = self.target(turn, span)
         (m,) = get_methods([method]).values()
-        shares = self.shares_function(target) if m.uses_model else None
-        return m.graph(self.conversation, target, shares, self.settings.search)
+        if not m.uses_model:
+            return m.graph(self.conversation, target, None, self.settings.search)
+        graph = m.graph(self.conversation, target, self.shares_function(target),
+                        self.settings.search)
+        return with_evidence(graph, self.evidence_function(target))

@@ -1,0 +1,90 @@
+"""What the run's page shows, gathered once in Python: every span, its gold graph, and each
+submission's prediction and per-span scores, as one JSON document for the page's script.
+
+Text is stored once: a conversation's turns refer to a table of distinct texts, so that a
+system policy repeated in every run weighs once, not once per conversation. Nothing here is
+HTML: the page builds its elements from these values as text, so no value can become markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from mtcabench.benchmark import Benchmark
+from mtcabench.errors import InputError
+from mtcabench.model import DependencyType, Role
+from mtcabench.results.metrics import EVIDENCE_K, gold_evidence
+from mtcabench.scoring.scorer import score_spans
+from mtcabench.scoring.show import _COLOURS, _ROLE_FILL
+from mtcabench.results.submission import read_submission
+
+#: The layout of the document; the page refuses another one with a clear message.
+DATA_VERSION = 1
+
+
+def _labels(subs) -> list[str]:
+    """Each submission's label (method/scorer), with its file name where two labels agree."""
+    labels = [s.label for s in subs]
+    return [f"{lab} ({s.name})" if labels.count(lab) > 1 else lab for lab, s in zip(labels, subs)]
+
+
+def view_data(benchmark: Benchmark, submissions: Sequence[str | Path]) -> dict:
+    """The page's document: spans, conversations, and one result table per submission."""
+    if not benchmark.spans:
+        raise InputError(f"{benchmark.origin}: the benchmark has no spans to view")
+    ids = [s.id for s in benchmark.spans]
+    subs = [read_submission(p, benchmark, keep=ids) for p in submissions]
+    texts: dict[str, int] = {}
+
+    def text_id(text: str) -> int:
+        return texts.setdefault(text, len(texts))
+
+    conv_index: dict[str, int] = {}
+    conversations = []
+    for span in benchmark.spans:
+        if span.conversation_id in conv_index:
+            continue
+        conv = benchmark.conversations[span.conversation_id]
+        conv_index[conv.id] = len(conversations)
+        conversations.append({"id": conv.id, "source": conv.source, "domain": conv.domain,
+                              "turns": [[t.role.value, text_id(t.text)] for t in conv.turns]})
+    spans = [{
+        "id": s.id, "conv": conv_index[s.conversation_id], "turn": s.span.turn,
+        "start": s.span.start, "end": s.span.end, "type": s.dependency_type.value,
+        "depth": s.depth, "source": s.source, "sources": list(s.sources),
+        "gold": [[e.child, e.parent] for e in s.graph.edges],
+        "evidence": [[c, p, a, b] for (c, p), (a, b) in gold_evidence(s.graph.edges).items()],
+    } for s in benchmark.spans]
+    methods = []
+    for sub, label in zip(subs, _labels(subs)):
+        scored = score_spans(sub, benchmark)
+        rows = []
+        for span, score in zip(benchmark.spans, scored.scores):
+            entry = sub.entries.get(span.id)
+            edges = [] if entry is None or entry.skipped else [
+                [e.child, e.parent, e.score,
+                 [[x.start, x.end, x.score] for x in e.sentences or []]] for e in entry.edges]
+            rows.append({
+                "status": sub.status(span.id), "edges": edges,
+                "edge_f1": round(score.edge_f1, 4),
+                "source_recall": round(score.source_recall, 4),
+                # Every gold source recovered: source recall 1 (with the metric's conventions).
+                "source_hit": score.source_recall == 1.0,
+                # Evidence hit@k (None: the span has no gold evidence range).
+                "evidence_hit": None if score.evidence_hit is None
+                else round(score.evidence_hit, 4),
+            })
+        methods.append({"label": label, "file": sub.path.name, "rows": rows})
+    return {
+        "version": DATA_VERSION,
+        "benchmark": benchmark.origin,
+        "types": [t.value for t in DependencyType],
+        "evidence_k": EVIDENCE_K,
+        "colours": dict(_COLOURS),
+        "role_fill": {r.value: _ROLE_FILL[r] for r in Role},
+        "texts": list(texts),
+        "conversations": conversations,
+        "spans": spans,
+        "methods": methods,
+    }
