@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 from typer.testing import CliRunner
 
 from mtcabench.benchmark import load_benchmark
@@ -126,8 +127,9 @@ def test_the_real_run_opens_filters_and_opens_a_span(real_view, browser):
     # Only the rows in sight are drawn; scrolling to the end draws the last span.
     assert page.locator("#spacer .row").count() < 100
     page.eval_on_selector("#rows", "r => { r.scrollTop = r.scrollHeight; }")
-    page.wait_for_function(f"document.querySelector('#spacer .row:last-child').dataset.span === "
-                           f"{json.dumps(bench.spans[-1].id)}")
+    # Polled by Playwright over its protocol (a string predicate would need eval, which the
+    # page's Content-Security-Policy rightly refuses).
+    expect(page.locator("#spacer .row").last).to_have_attribute("data-span", bench.spans[-1].id)
 
     # A span's page: gold and each method's graph, one path per drawn edge.
     k = disagree[0]
