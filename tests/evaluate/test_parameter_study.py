@@ -3,6 +3,7 @@ them gives trace's graphs (real model, the sample)."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import sys
 from pathlib import Path
@@ -59,7 +60,10 @@ def test_replayed_search_gives_traces_graphs(study, loaded, sample_benchmark, tm
 
     points = [study.default_point(), study.Point(2, 0.1, 0.25, 2, "sum")]
     for p in points:
-        settings = TraceSettings(search=p.search, turn_aggregate=p.turn_aggregate)
+        # The study replays turn shares, so its graphs carry no evidence sentences: compare
+        # with a trace that keeps none (evidence never changes which edges are chosen).
+        settings = TraceSettings(search=p.search, turn_aggregate=p.turn_aggregate,
+                                 evidence_sentences=0)
         trace = Attributor(loaded, make_scorer("avg-attention", settings, loaded),
                            aggregate=p.turn_aggregate)
         for cid, spans in work.items():
@@ -70,6 +74,14 @@ def test_replayed_search_gives_traces_graphs(study, loaded, sample_benchmark, tm
                     method, bench.conversations[cid], s, again[cid][p.turn_aggregate],
                     p.search)) for s in spans]
                 assert replayed == traced[method], (p, cid, method)
+            # With evidence kept (the default), the same edges, now each with its sentences.
+            shown = trace_conversation(trace, bench.conversations[cid], spans,
+                                       ["tokengeist"], dataclasses.replace(
+                                           settings, evidence_sentences=3)).entries
+            assert [[(e.child, e.parent, e.score) for e in x.edges or []]
+                    for x in shown["tokengeist"]] == \
+                   [[(e.child, e.parent, e.score) for e in x.edges or []]
+                    for x in traced["tokengeist"]]
     # The two points give different graphs somewhere (the comparison is not vacuous).
     a, b = (study.evaluate_point("tokengeist", p, bench, bench.spans, again) for p in points)
     assert (a.edge_f1, a.source_recall) != (b.edge_f1, b.source_recall)
