@@ -19,6 +19,11 @@ The older event form (Azure AI Inference's tracing, before the message attribute
 span with one event per message, ``gen_ai.<role>.message`` holding the OpenAI chat message as
 JSON in ``gen_ai.event.content``, and ``gen_ai.choice`` holding ``{"message": ...}``; read as
 the same messages.
+
+Messages flattened into indexed attributes, as OpenLLMetry (``gen_ai.prompt.<i>.*``,
+``gen_ai.completion.<i>.*``) and OpenInference (``llm.input_messages.<i>.message.*``,
+``llm.output_messages.<i>.message.*``; conversations by ``session.id``) write them: read by
+:mod:`._otel_flat` into the same messages.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from mtcabench.errors import InputError
 from mtcabench.io import JSONError, loads
 from mtcabench.model import Conversation, Turn
 from mtcabench.openai_content import ContentError, message_text
+from mtcabench.transcripts import _otel_flat
 from mtcabench.transcripts._chat import TRANSCRIPT_SOURCE
 from mtcabench.transcripts._registry import NO, SURE, LogFormat, register_format
 from mtcabench.transcripts._source import Source
@@ -100,7 +106,9 @@ class _Span:
         self.here = f"{where}, span {raw.get('name', '?')!r} ({self.id})"
         self.attrs = _attributes(raw.get("attributes"))
         self.trace = str(raw.get("traceId", ""))
-        self.key = str(self.attrs.get("gen_ai.conversation.id") or self.trace)
+        # The conversation: the GenAI id, else OpenInference's session, else the trace.
+        self.key = str(self.attrs.get("gen_ai.conversation.id") or self.attrs.get("session.id")
+                       or self.trace)
         start = raw.get("startTimeUnixNano") or 0
         if not (isinstance(start, int) or (isinstance(start, str) and start.isdigit())):
             raise InputError(f"{self.here}: startTimeUnixNano is {start!r}; expected nanoseconds")
@@ -110,12 +118,19 @@ class _Span:
         self.events = [(str(e.get("name")), _attributes(e.get("attributes")))
                        for e in _objects(raw.get("events"))
                        if str(e.get("name", "")).startswith("gen_ai.")]
+        # Messages flattened into indexed attributes (OpenLLMetry, OpenInference): _otel_flat.
+        self.flat = _otel_flat.form(self.attrs)
 
     @property
     def is_chat(self) -> bool:
         has = ("gen_ai.input.messages" in self.attrs or "gen_ai.output.messages" in self.attrs
-               or bool(self.events))
-        return has and (self.operation is None or self.operation in CHAT_OPERATIONS)
+               or bool(self.events) or self.flat is not None)
+        kind = self.attrs.get("openinference.span.kind")
+        request = self.attrs.get("llm.request.type")  # OpenLLMetry's operation
+        kind, request = (None if v is None else name_of(v) or "?" for v in (kind, request))
+        return (has and (self.operation is None or self.operation in CHAT_OPERATIONS)
+                and (kind is None or kind == "LLM")
+                and (request is None or request in {"chat", "completion"}))
 
     def json(self, key: str) -> list:
         """A JSON attribute holding a list (empty when absent)."""
@@ -166,6 +181,8 @@ class _Span:
         return here, {"role": role, "parts": parts}
 
     def history(self) -> list[tuple[str, Any]]:
+        if self.flat and "gen_ai.input.messages" not in self.attrs:
+            return _otel_flat.history(self.flat, self.attrs, self.here)
         if "gen_ai.input.messages" not in self.attrs and self.events:
             return [self._event(k, n, a) for k, (n, a) in enumerate(self.events)
                     if n.endswith(".message")]
@@ -176,6 +193,8 @@ class _Span:
                       for k, m in enumerate(self.json("gen_ai.input.messages"))]
 
     def response(self) -> list[tuple[str, Any]]:
+        if self.flat and "gen_ai.output.messages" not in self.attrs:
+            return _otel_flat.response(self.flat, self.attrs, self.here)
         if "gen_ai.output.messages" not in self.attrs and self.events:
             choices = [self._event(k, n, a) for k, (n, a) in enumerate(self.events)
                        if n == "gen_ai.choice"]
@@ -270,7 +289,8 @@ def _read(source: Source) -> list[Conversation]:
     chats = [s for s in spans if s.is_chat]
     if not chats:
         raise InputError(f"{where}: no GenAI chat spans with messages (gen_ai.input.messages, "
-                         "gen_ai.output.messages); turn on message capture in the "
+                         "gen_ai.output.messages; OpenLLMetry's gen_ai.prompt.<i>.*; "
+                         "OpenInference's llm.input_messages.<i>.*); turn on message capture in the "
                          "instrumentation (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT)")
     groups: dict[str, list[_Span]] = {}
     for s in sorted(chats, key=lambda s: s.start):
@@ -292,6 +312,7 @@ def _read(source: Source) -> list[Conversation]:
                     builder.tool(s.attrs["gen_ai.tool.call.id"], text, s.here, fix=_FIX)
             cid = f"{source.stem}/{key}" + (f"/{k}" if len(threads) > 1 else "")
             ids = ({"conversation_id": key} if "gen_ai.conversation.id" in group[0].attrs
+                   else {"session_id": key} if "session.id" in group[0].attrs
                    else {"trace_id": key})
             out.append(builder.conversation(
                 id=cid, source=TRANSCRIPT_SOURCE, domain="transcript",

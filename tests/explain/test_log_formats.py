@@ -359,3 +359,109 @@ def test_the_older_otel_event_form_reads_as_the_same_conversation():
     with pytest.raises(InputError, match=r"event 2 \(gen_ai.assistant.message\): "
                                          r"gen_ai.event.content is not JSON"):
         conversations_from_value(export)
+
+
+def _flat_export(messages: list[dict], flatten, *, span_attrs: list[dict]) -> dict:
+    """An OTLP export with one chat span per assistant message of ``messages``, its history
+    and response flattened by ``flatten(prefix_kind, index, message) -> {key: value}``;
+    the spans listed last first (as exporters write them, by end)."""
+    spans = []
+    for k, m in enumerate(messages):
+        if m["role"] != "assistant":
+            continue
+        attrs: dict = {}
+        for i, h in enumerate(messages[:k]):
+            attrs |= flatten("in", i, h)
+        attrs |= flatten("out", 0, m)
+        spans.append({"traceId": "cd" * 16, "spanId": f"{k:016x}", "name": "openai.chat",
+                      "startTimeUnixNano": str(1000 + k), "attributes": span_attrs + [
+                          {"key": key, "value": {"stringValue": str(v)}}
+                          for key, v in attrs.items() if v is not None]})
+    return {"resourceSpans": [{"scopeSpans": [{"spans": spans[::-1]}]}]}
+
+
+def _openllmetry(kind: str, i: int, m: dict) -> dict:
+    """A message as OpenLLMetry's instrumentations flatten it (non-text content as JSON)."""
+    p = f"gen_ai.{'prompt' if kind == 'in' else 'completion'}.{i}"
+    content = m.get("content")
+    out = {f"{p}.role": m["role"], f"{p}.tool_call_id": m.get("tool_call_id"),
+           f"{p}.content": content if isinstance(content, str) or content is None
+           else json.dumps(content)}
+    for j, c in enumerate(m.get("tool_calls") or []):
+        out |= {f"{p}.tool_calls.{j}.id": c["id"], f"{p}.tool_calls.{j}.name":
+                c["function"]["name"], f"{p}.tool_calls.{j}.arguments": c["function"]["arguments"]}
+    return out
+
+
+def _openinference(kind: str, i: int, m: dict) -> dict:
+    """A message as OpenInference's instrumentations flatten it (content parts one by one)."""
+    p = f"llm.{'input' if kind == 'in' else 'output'}_messages.{i}.message"
+    content = m.get("content")
+    out = {f"{p}.role": m["role"], f"{p}.tool_call_id": m.get("tool_call_id")}
+    if isinstance(content, str):
+        out[f"{p}.content"] = content
+    for j, part in enumerate(content if isinstance(content, list) else []):
+        out |= {f"{p}.contents.{j}.message_content.type": part["type"],
+                f"{p}.contents.{j}.message_content.text": part["text"]}
+    for j, c in enumerate(m.get("tool_calls") or []):
+        q = f"{p}.tool_calls.{j}.tool_call"
+        out |= {f"{q}.id": c["id"], f"{q}.function.name": c["function"]["name"],
+                f"{q}.function.arguments": c["function"]["arguments"]}
+    return out
+
+
+def test_flattened_otel_forms_read_as_the_same_conversation(tmp_path):
+    """Chat spans with their messages flattened into indexed attributes, as OpenLLMetry
+    (`gen_ai.prompt.<i>.*`, `gen_ai.completion.<i>.*`) and OpenInference
+    (`llm.input_messages.<i>.message.*`) write them, give the chat log's turns; OpenInference
+    spans are grouped by `session.id`; Claude's content blocks inside OpenLLMetry's JSON
+    content give the Anthropic log's turns."""
+    messages = json.loads(FILES["openai-chat"].read_text())
+    chat = read_transcript(FILES["openai-chat"]).turns
+    llm = [{"key": "llm.request.type", "value": {"stringValue": "chat"}}]
+    export = _flat_export(messages, _openllmetry, span_attrs=llm)
+    [conv] = conversations_from_value(export)
+    assert conv.turns == chat and conv.metadata["origin"]["trace_id"] == "cd" * 16
+    # As a file, through detection and `ingest transcripts`: the chat log's record.
+    path = tmp_path / "run.openllmetry.json"
+    path.write_text(json.dumps(export))
+    assert detect(load(path)).name == "otel-genai"
+    out = tmp_path / "conversations.jsonl"
+    res = runner.invoke(app, ["ingest", "transcripts", str(path), str(FILES["openai-chat"]),
+                              "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert len({json.dumps(record(c)) for c in load_conversations(out).values()}) == 1
+
+    session = [{"key": "openinference.span.kind", "value": {"stringValue": "LLM"}},
+               {"key": "session.id", "value": {"stringValue": "sess-7"}}]
+    export = _flat_export(messages, _openinference, span_attrs=session)
+    [conv] = conversations_from_value(export)
+    assert conv.turns == chat and conv.metadata["origin"]["session_id"] == "sess-7"
+    assert conv.id.endswith("/sess-7")
+
+    # Claude through OpenLLMetry: system first, content blocks as JSON, thinking dropped.
+    log = json.loads(FILES["anthropic-messages"].read_text())
+    claude = [{"role": "system", "content": log["system"][0]["text"]}] + [
+        {"role": m["role"], "content": m["content"]} for m in log["messages"]]
+    export = _flat_export(claude, _openllmetry, span_attrs=llm)
+    [conv] = conversations_from_value(export)
+    assert conv.turns == read_transcript(FILES["anthropic-messages"]).turns
+
+    # Embedding and tool spans of the same instrumentations are not chat spans.
+    other = _flat_export(messages, _openinference, span_attrs=[
+        {"key": "openinference.span.kind", "value": {"stringValue": "EMBEDDING"}}])
+    with pytest.raises(InputError, match="no GenAI chat spans with messages"):
+        conversations_from_value(other)
+    # A message without a role, and a content block that is not read: one line naming it.
+    export = _flat_export(messages, _openllmetry, span_attrs=llm)
+    span = export["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    span["attributes"] = [a for a in span["attributes"] if a["key"] != "gen_ai.prompt.3.role"]
+    with pytest.raises(InputError, match=r"gen_ai.prompt.3: a message without a role"):
+        conversations_from_value(export)
+    export = _flat_export(messages, _openllmetry, span_attrs=llm)
+    span = export["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    span["attributes"].append({"key": "gen_ai.prompt.1.content", "value": {
+        "stringValue": json.dumps([{"type": "server_tool_use", "id": "x"}])}})
+    with pytest.raises(InputError, match=r"gen_ai.prompt.1, part 0: a content part of type "
+                                         r"'server_tool_use' is not read"):
+        conversations_from_value(export)

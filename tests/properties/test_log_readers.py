@@ -50,10 +50,20 @@ spans = st.fixed_dictionaries({}, optional={
     "attributes": st.lists(st.builds(attr, st.sampled_from(
         ["gen_ai.operation.name", "gen_ai.input.messages", "gen_ai.output.messages",
          "gen_ai.system_instructions", "gen_ai.tool.call.id", "gen_ai.tool.call.result",
-         "gen_ai.conversation.id"]), st.fixed_dictionaries({}, optional={
-            "stringValue": st.sampled_from(["chat", "execute_tool", "[", "c1"])
+         "gen_ai.conversation.id",
+         # the flattened forms (OpenLLMetry, OpenInference)
+         "gen_ai.prompt.0.role", "gen_ai.prompt.0.content", "gen_ai.prompt.1.tool_call_id",
+         "gen_ai.prompt.0.tool_calls.0.name", "gen_ai.completion.0.content",
+         "gen_ai.completion.0.tool_calls.0.id", "gen_ai.completion.0.role",
+         "llm.input_messages.0.message.role", "llm.input_messages.0.message.content",
+         "llm.input_messages.0.message.contents.0.message_content.type",
+         "llm.output_messages.0.message.tool_calls.0.tool_call.function.name",
+         "llm.output_messages.0.message.role", "openinference.span.kind", "session.id",
+         "llm.request.type"]), st.fixed_dictionaries({}, optional={
+            "stringValue": st.sampled_from(["chat", "execute_tool", "[", "c1", "user", "tool",
+                                            "assistant", "LLM", "thinking"])
             | st.lists(messages, max_size=3).map(json.dumps) | values,
-            "intValue": values, "arrayValue": values, "kvlistValue": values})), max_size=4)
+            "intValue": values, "arrayValue": values, "kvlistValue": values})), max_size=8)
     | values,
     "events": st.lists(st.fixed_dictionaries({"name": st.sampled_from(
         ["gen_ai.user.message", "gen_ai.choice", "gen_ai.tool.message"])}, optional={
