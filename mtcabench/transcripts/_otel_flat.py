@@ -35,6 +35,12 @@ _TEXT = {"text": "text", "input_text": "text", "output_text": "text", "refusal":
 _THINKING = {"thinking", "redacted_thinking", "reasoning"}
 
 
+def _is_index(text: str) -> bool:
+    """An attribute key's index: ASCII digits, short enough to be one (``int('²')`` fails,
+    and Python refuses to read an integer of over 4,300 digits)."""
+    return text.isascii() and text.isdigit() and len(text) <= 9
+
+
 def indexed(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
     """``prefix.<n>.<rest>`` attributes as one dict ``{rest: value}`` per index, by index."""
     items: dict[int, dict[str, Any]] = {}
@@ -43,7 +49,7 @@ def indexed(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
         if not key.startswith(head):
             continue
         index, _, rest = key[len(head):].partition(".")
-        if index.isdigit() and rest:
+        if _is_index(index) and rest:
             items.setdefault(int(index), {})[rest] = value
     return [items[k] for k in sorted(items)]
 
@@ -53,7 +59,7 @@ def form(attrs: dict[str, Any]) -> str | None:
     keys = tuple(attrs)
     for name, prefixes in (("openllmetry", (OPENLLMETRY_IN, OPENLLMETRY_OUT)),
                            ("openinference", (OPENINFERENCE_IN, OPENINFERENCE_OUT))):
-        if any(k.startswith(p + ".") and k[len(p) + 1:].split(".")[0].isdigit()
+        if any(k.startswith(p + ".") and _is_index(k[len(p) + 1:].split(".")[0])
                for k in keys for p in prefixes):
             return name
     return None

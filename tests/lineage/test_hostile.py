@@ -26,6 +26,24 @@ def test_a_deeply_nested_tool_result_is_free_text_not_a_crash():
     assert summary.tool_results_not_json == 1
 
 
+@pytest.mark.parametrize("rules", ["lineage-v1", "lineage-v2"])
+def test_numbers_of_thousands_of_digits_are_text_not_a_crash(rules):
+    """Python refuses int() of over 4,300 digits: a huge number in a tool result, in an
+    answer or as a JSON count is traced by its text (or not at all), never a ValueError."""
+    huge, big = "9" * 5000, "1" + "0" * 400
+    call = ToolCall(id="c1", name="get_reservation_details", arguments={"id": "ABC123"})
+    conv = Conversation(id="digits", source="test", domain="airline", turns=[
+        Turn(index=0, role=Role.USER, content=f"Reservation ABC123, {huge} or {big}."),
+        Turn(index=1, role=Role.ASSISTANT, tool_calls=[call]),
+        Turn(index=2, role=Role.TOOL, tool_call_id="c1", name=call.name,
+             content=f'{{"reservation_id": "ABC123", "total_baggages": {"7" * 30}, '
+                     f'"amount": {big}, "passengers": [1]}}'),
+        Turn(index=3, role=Role.ASSISTANT, content=f"ABC123 costs {big} and holds {huge}."),
+    ])
+    candidates = list(propose_lineage([conv], LineageConfig(rules=rules)))
+    assert "ABC123" in {c.span.text for c in candidates}
+
+
 # ---------------------------------------------------------------- long conversations (issue 22)
 def _paging(pages: int) -> Conversation:
     """An agent paging with a cursor: each call passes the cursor the previous result gave,

@@ -43,8 +43,16 @@ class Value:
     currency_only: bool = False
 
 
+#: Numbers with more integer digits than this keep their text as their only form.
+MAX_NUMBER_DIGITS = 100
+
+
 def _number_forms(num: Decimal) -> tuple[str, tuple[str, ...]]:
     """Canonical text and forms of a number: ``255`` also reads ``255.0``, ``255.00``."""
+    if num.adjusted() >= MAX_NUMBER_DIGITS:
+        # No one copies a number this long by its value; and int() refuses over 4,300 digits.
+        text = format(num, "f")
+        return text, (text,)
     if num == num.to_integral_value():
         n = int(num)
         forms = [str(n), f"{n}.0", f"{n}.00"]

@@ -192,7 +192,7 @@ def _json_count_mentions(text: str, data: Any) -> list[Mention]:
             if m.group(2) != "[" or (n := next(lengths, None)) is None:
                 continue
             out.append(Mention(m.start(1), m.end(1), "count", count_key(n, "passengers")))
-        elif m.group(2).isdigit():
+        elif m.group(2).isdigit() and len(m.group(2)) <= 9:  # a count, not a 5,000-digit number
             out.append(Mention(m.start(2), m.end(2), "count",
                                count_key(int(m.group(2)), "baggages")))
     return out
