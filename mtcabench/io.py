@@ -110,6 +110,15 @@ def _lone_surrogate(text: str) -> tuple[str, int, int] | None:
     return "\\u" + bad.group(2), line, at - (text.rfind("\n", 0, at) + 1) + 1
 
 
+def ascii_int(text: Any, max_digits: int = 18) -> int | None:
+    """A non-negative integer written in ASCII digits in a file or an option (a turn, an
+    index, a project id, nanoseconds), else None. ``str.isdigit`` alone is not enough:
+    ``"²".isdigit()`` holds but ``int("²")`` fails, and ``int()`` refuses over 4,300 digits."""
+    if not isinstance(text, str) or not 0 < len(text) <= max_digits:
+        return None
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
 def loads(text: str | bytes) -> Any:
     """Parse one JSON text; any failure is a :class:`JSONError`, deep nesting included.
 

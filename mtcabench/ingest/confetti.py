@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from pydantic import ValidationError
 
 from mtcabench.errors import InputError
-from mtcabench.io import JSONError, format_validation_error, iter_json_lines, loads
+from mtcabench.io import JSONError, ascii_int, format_validation_error, iter_json_lines, loads
 from mtcabench.model import Conversation, Role, ToolCall, Turn
 
 SOURCE = "confetti"
@@ -70,10 +70,10 @@ def _split_dialog_id(path: Path, lineno: int, obj: dict) -> tuple[str, int]:
                                 "dialog_id, question, function)", line=lineno)
     dialog_id = obj["dialog_id"]
     uuid, sep, k = str(dialog_id).rpartition("_")
-    if not sep or not uuid or not k.isdigit():
+    if not sep or not uuid or ascii_int(k) is None:
         raise InputError.at(path, f"dialog_id {dialog_id!r} is not <uuid>_<turn>", line=lineno,
                             record=str(obj["id"]))
-    return uuid, int(k)
+    return uuid, ascii_int(k)
 
 
 def _messages(path: Path, lineno: int, obj: dict) -> list[dict]:

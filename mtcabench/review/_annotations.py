@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mtcabench.graph import check_graph
+from mtcabench.io import ascii_int
 from mtcabench.model import (
     Conversation,
     DependencyType,
@@ -53,9 +54,7 @@ def _as_turn(x: Any) -> int | None:
     writes them ("3"); anything else (``1.9``, ``true``, ``"3a"``) is no turn, never rounded."""
     if isinstance(x, int) and not isinstance(x, bool):
         return x
-    if isinstance(x, str) and x.strip().isascii() and x.strip().isdigit():
-        return int(x.strip())
-    return None
+    return ascii_int(x.strip()) if isinstance(x, str) else None
 
 
 def _turn_of(value: dict[str, Any]) -> tuple[int | None, int | None]:

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from mtcabench.errors import InputError
 from mtcabench.graph import check_graph
-from mtcabench.io import format_validation_error, iter_json_lines, load_conversations
+from mtcabench.io import ascii_int, format_validation_error, iter_json_lines, load_conversations
 from mtcabench.model import Candidate, Conversation
 from mtcabench.progress import progress_bar
 from mtcabench.review import _ui as ui
@@ -113,8 +113,8 @@ def reviewable(
 
 def find_project(client: ReviewClient, project: str | int) -> int | None:
     """Id of the project given by id or exact title; None if no project has that title."""
-    if isinstance(project, int) or str(project).isdigit():
-        pid = int(project)
+    pid = project if isinstance(project, int) else ascii_int(str(project))
+    if pid is not None:
         client.call(f"reading project {pid}", client.sdk.projects.get, id=pid)
         return pid
     found = [p for p in client.call("listing projects", lambda: list(
@@ -131,7 +131,7 @@ def ensure_project(client: ReviewClient, project: str | int, *, overlap: int = 1
     config, instructions = ui.label_config(), ui.instructions()
     pid = find_project(client, project)
     if pid is None:
-        if str(project).isdigit():
+        if ascii_int(str(project)) is not None:
             raise InputError(f"no Label Studio project with id {project}")
         created = client.call(
             "creating the project", client.sdk.projects.create,

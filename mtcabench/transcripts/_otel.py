@@ -34,8 +34,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from mtcabench.errors import InputError
-from mtcabench.io import JSONError, loads
+from mtcabench.io import JSONError, ascii_int, loads
 from mtcabench.model import Conversation, Turn
+from mtcabench.redact import clip
 from mtcabench.openai_content import ContentError, message_text
 from mtcabench.transcripts import _otel_flat
 from mtcabench.transcripts._chat import TRANSCRIPT_SOURCE
@@ -110,8 +111,9 @@ class _Span:
         self.key = str(self.attrs.get("gen_ai.conversation.id") or self.attrs.get("session.id")
                        or self.trace)
         start = raw.get("startTimeUnixNano") or 0
-        if not (isinstance(start, int) or (isinstance(start, str) and start.isdigit())):
-            raise InputError(f"{self.here}: startTimeUnixNano is {start!r}; expected nanoseconds")
+        if not (isinstance(start, int) or ascii_int(start, 30) is not None):
+            raise InputError(f"{self.here}: startTimeUnixNano is {clip(repr(start), 40)}; "
+                             "expected nanoseconds")
         self.start = (int(start), order)  # spans are taken in the order they started
         self.operation = name_of(self.attrs.get("gen_ai.operation.name"))
         # The older event form: one span event per message, its JSON in gen_ai.event.content.

@@ -23,7 +23,7 @@ import json
 from typing import Any
 
 from mtcabench.errors import InputError
-from mtcabench.io import JSONError, loads
+from mtcabench.io import JSONError, ascii_int, loads
 from mtcabench.transcripts._turns import AUDIO, FILE, IMAGE, name_of
 
 OPENLLMETRY_IN, OPENLLMETRY_OUT = "gen_ai.prompt", "gen_ai.completion"
@@ -35,12 +35,6 @@ _TEXT = {"text": "text", "input_text": "text", "output_text": "text", "refusal":
 _THINKING = {"thinking", "redacted_thinking", "reasoning"}
 
 
-def _is_index(text: str) -> bool:
-    """An attribute key's index: ASCII digits, short enough to be one (``int('²')`` fails,
-    and Python refuses to read an integer of over 4,300 digits)."""
-    return text.isascii() and text.isdigit() and len(text) <= 9
-
-
 def indexed(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
     """``prefix.<n>.<rest>`` attributes as one dict ``{rest: value}`` per index, by index."""
     items: dict[int, dict[str, Any]] = {}
@@ -49,8 +43,8 @@ def indexed(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
         if not key.startswith(head):
             continue
         index, _, rest = key[len(head):].partition(".")
-        if _is_index(index) and rest:
-            items.setdefault(int(index), {})[rest] = value
+        if (n := ascii_int(index, 9)) is not None and rest:
+            items.setdefault(n, {})[rest] = value
     return [items[k] for k in sorted(items)]
 
 
@@ -59,7 +53,7 @@ def form(attrs: dict[str, Any]) -> str | None:
     keys = tuple(attrs)
     for name, prefixes in (("openllmetry", (OPENLLMETRY_IN, OPENLLMETRY_OUT)),
                            ("openinference", (OPENINFERENCE_IN, OPENINFERENCE_OUT))):
-        if any(k.startswith(p + ".") and _is_index(k[len(p) + 1:].split(".")[0])
+        if any(k.startswith(p + ".") and ascii_int(k[len(p) + 1:].split(".")[0], 9) is not None
                for k in keys for p in prefixes):
             return name
     return None

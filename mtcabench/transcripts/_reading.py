@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from mtcabench.errors import InputError
+from mtcabench.io import ascii_int
 from mtcabench.model import Conversation
 from mtcabench.transcripts._registry import LogFormat, detect, get_format
 from mtcabench.transcripts._source import Source, load
@@ -54,8 +55,8 @@ def choose(conversations: list[Conversation], select: str | None, where: str) ->
     hits = [c for c in conversations if c.id == select or c.id.endswith("/" + select)]
     if not hits and re.fullmatch(r"task-[^/]+", select):
         hits = [c for c in conversations if f"/{select}/" in c.id + "/"]
-    if not hits and select.isdigit() and int(select) < len(conversations):
-        hits = [conversations[int(select)]]
+    if not hits and (n := ascii_int(select)) is not None and n < len(conversations):
+        hits = [conversations[n]]
     if len(hits) == 1:
         return hits[0]
     if not hits:

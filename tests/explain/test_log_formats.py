@@ -251,6 +251,10 @@ BAD = {
         v, "0006", "gen_ai.output.messages", json.dumps([{"role": "assistant", "parts": [
             {"type": "server_tool_call", "id": "x"}]}])),
         ["gen_ai.output.messages, part 0", "a 'server_tool_call' part"]),
+    "otel-superscript-start": ("otel-genai", lambda v: _otel_spans(v)[0].update(
+        startTimeUnixNano="\u00b2"), ["startTimeUnixNano is '\u00b2'; expected nanoseconds"]),
+    "otel-huge-start": ("otel-genai", lambda v: _otel_spans(v)[0].update(
+        startTimeUnixNano="9" * 5000), ["startTimeUnixNano is '999", "expected nanoseconds"]),
     "otel-empty": ("otel-genai", lambda v: v.update(resourceSpans=[]),
                    ["(OpenTelemetry GenAI): no GenAI chat spans"]),
     "inspect-unknown-call": ("inspect-ai", lambda v: v["samples"][0]["messages"][6].update(
