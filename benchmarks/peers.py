@@ -10,12 +10,12 @@ Run in the peers' virtual environment (their packages live there):
         --at2-weights MODEL-at2.json --conversations 20 --spans-per-conversation 0 --passes 32
 
 **Data.** The real TauBench airline runs (gpt-4o-airline.json) with the lineage gold (the
-default rules, lineage-v2, accepted automatically), restricted to what two shared CPU cores
-afford for methods that cost a pass set per span: the ``--conversations`` (2) shortest
-conversations of the parameter study's *test* split (tasks with id mod 5 = 1, trials 0 and 1:
-never used to choose a setting; shortest, because a per-span method's cost grows with length)
-and, in each, ``--spans-per-conversation`` (2) gold spans spread evenly over its spans in
-benchmark order (first and last; 0 = all). The same spans for every method; the release
+default rules, lineage-v2, accepted automatically), restricted to what two CPU cores afford in
+about an hour for methods that cost a pass set per span: the ``--conversations`` (12)
+shortest conversations of the parameter study's *test* split (tasks with id mod 5 = 1, trials
+0 and 1: never used to choose a setting; shortest, because a per-span method's cost grows with
+length) and, in each, ``--spans-per-conversation`` (3) gold spans spread evenly over its spans
+in benchmark order (first, middle, last; 0 = all): 27 spans. The same spans for every method; the release
 built from exactly them is under ``--out``/gold, so ``release build --scores`` takes the score
 reports written under ``--out``/score (the run checks that it does).
 
@@ -253,8 +253,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--raw", help="gpt-4o-airline.json (default: found as the tests find it)")
     ap.add_argument("--out", default="runs/peers")
-    ap.add_argument("--conversations", type=int, default=2)
-    ap.add_argument("--spans-per-conversation", type=int, default=2)
+    ap.add_argument("--conversations", type=int, default=12)
+    ap.add_argument("--spans-per-conversation", type=int, default=3)
     ap.add_argument("--passes", type=int, default=8, help="ablations of ablation and context-cite")
     ap.add_argument("--attntrace-subsamples", type=int, default=2)
     ap.add_argument("--model", default="smollm2-135m-instruct")
