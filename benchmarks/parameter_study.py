@@ -617,14 +617,15 @@ def render(ctx: dict) -> str:
     return "\n".join(lines)
 
 
-def write_docs(path: Path, table: str) -> None:
-    """Replace the text between the parameter-study markers of ``path``."""
+def write_docs(path: Path, table: str, begin: str = DOCS_BEGIN, end: str = DOCS_END) -> None:
+    """Replace the text between the ``begin`` and ``end`` markers of ``path`` (by default the
+    parameter study's; benchmarks/peers.py writes its table with its own) by ``table``."""
     text = path.read_text(encoding="utf-8")
-    if DOCS_BEGIN not in text or DOCS_END not in text:
-        raise SystemExit(f"{path}: no {DOCS_BEGIN} ... {DOCS_END} markers to write between")
-    head, rest = text.split(DOCS_BEGIN, 1)
-    _, tail = rest.split(DOCS_END, 1)
-    path.write_text(f"{head}{DOCS_BEGIN}\n{table}{DOCS_END}{tail}", encoding="utf-8")
+    if begin not in text or end not in text:
+        raise SystemExit(f"{path}: no {begin} ... {end} markers to write between")
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    path.write_text(f"{head}{begin}\n{table.rstrip(chr(10))}\n{end}{tail}", encoding="utf-8")
 
 
 def describe(spans: list[BenchmarkSpan], empty: int = 0) -> dict:

@@ -51,7 +51,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "benchmarks")]
 
 from _memory import PeakRss, rss_mib
 from conftest import taubench_airline_path
-from parameter_study import split_of
+from parameter_study import split_of, write_docs
 
 from mtcabench.benchmark import load_benchmark
 from mtcabench.evaluate import TraceSettings, load_model, trace_benchmark
@@ -240,15 +240,6 @@ def table(ctx: dict, args) -> str:
     return "\n".join(lines)
 
 
-def write_docs(path: Path, text: str) -> None:
-    doc = path.read_text(encoding="utf-8")
-    if BEGIN not in doc or END not in doc:
-        raise SystemExit(f"{path}: no {BEGIN} ... {END} markers")
-    head, rest = doc.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    path.write_text(f"{head}{BEGIN}\n{text}\n{END}{tail}", encoding="utf-8")
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--raw", help="gpt-4o-airline.json (default: found as the tests find it)")
@@ -273,7 +264,7 @@ def main() -> None:
     (Path(args.out) / "table.md").write_text(text + "\n", encoding="utf-8")
     if args.write_docs:
         for doc in (ROOT / "docs" / "evaluate.md", ROOT / "README.md"):
-            write_docs(doc, text)
+            write_docs(doc, text, BEGIN, END)
 
 
 if __name__ == "__main__":

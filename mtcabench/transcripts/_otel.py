@@ -47,6 +47,7 @@ from mtcabench.transcripts._turns import (
     FILE,
     IMAGE,
     TurnBuilder,
+    as_text,
     join_parts,
     name_of,
     tool_call,
@@ -244,10 +245,7 @@ def read_message(builder: TurnBuilder, message: Any, here: str) -> list[Turn]:
         elif kind == "tool_call" and role == "assistant":
             calls.append(tool_call(p.get("id"), p.get("name"), p.get("arguments"), where, calls))
         elif kind == "tool_call_response" and role in {"tool", "user"}:
-            response = p.get("response")
-            text = response if isinstance(response, str) else json.dumps(response,
-                                                                          ensure_ascii=False)
-            turns.append(builder.tool(p.get("id"), text, where, fix=_FIX))
+            turns.append(builder.tool(p.get("id"), as_text(p.get("response")), where, fix=_FIX))
         elif kind == "reasoning":
             thought = True
         elif kind in _MEDIA:
@@ -309,9 +307,8 @@ def _read(source: Source) -> list[Conversation]:
             for s in tools:  # tools run after the last model call: their results end the run
                 if s.start > last and s.attrs.get("gen_ai.tool.call.id") in builder.unanswered() \
                         and "gen_ai.tool.call.result" in s.attrs:
-                    result = s.attrs["gen_ai.tool.call.result"]
-                    text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
-                    builder.tool(s.attrs["gen_ai.tool.call.id"], text, s.here, fix=_FIX)
+                    builder.tool(s.attrs["gen_ai.tool.call.id"], as_text(
+                        s.attrs["gen_ai.tool.call.result"]), s.here, fix=_FIX)
             cid = f"{source.stem}/{key}" + (f"/{k}" if len(threads) > 1 else "")
             ids = ({"conversation_id": key} if "gen_ai.conversation.id" in group[0].attrs
                    else {"session_id": key} if "session.id" in group[0].attrs

@@ -19,19 +19,19 @@ order of the attributes.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from mtcabench.errors import InputError
 from mtcabench.io import JSONError, ascii_int, loads
-from mtcabench.transcripts._turns import AUDIO, FILE, IMAGE, name_of
+from mtcabench.openai_content import PLACEHOLDERS, TEXT_PARTS
+from mtcabench.transcripts._turns import FILE, as_text, join_parts, name_of
 
 OPENLLMETRY_IN, OPENLLMETRY_OUT = "gen_ai.prompt", "gen_ai.completion"
 OPENINFERENCE_IN, OPENINFERENCE_OUT = "llm.input_messages", "llm.output_messages"
-#: Content part / block types that carry no text, by the placeholder they become.
-_MEDIA = {"image_url": IMAGE, "input_image": IMAGE, "image": IMAGE, "input_audio": AUDIO,
-          "audio": AUDIO, "file": FILE, "input_file": FILE, "document": FILE}
-_TEXT = {"text": "text", "input_text": "text", "output_text": "text", "refusal": "refusal"}
+#: Content part / block types that carry no text, by the placeholder they become: OpenAI's
+#: (as the chat reader reads them) and Claude's ``document``.
+_MEDIA = {**PLACEHOLDERS, "document": FILE}
+_TEXT = TEXT_PARTS
 _THINKING = {"thinking", "redacted_thinking", "reasoning"}
 
 
@@ -80,8 +80,8 @@ def _parts_of_list(blocks: list, here: str) -> list[dict]:
         elif kind == "tool_result":
             inner = b.get("content")
             if isinstance(inner, list):
-                inner = "\n".join(p["content"] for p in _parts_of_list(inner, where)
-                                  if p["type"] == "text")
+                inner = join_parts(p["content"] for p in _parts_of_list(inner, where)
+                                   if p["type"] == "text")
             parts.append({"type": "tool_call_response", "id": b.get("tool_use_id"),
                           "response": "" if inner is None else inner})
         else:
@@ -109,14 +109,14 @@ def _content(value: Any, here: str) -> list[dict]:
         return [{"type": "text", "content": value}]
     if isinstance(value, list):
         return _parts_of_list(value, here)
-    return [{"type": "text", "content": json.dumps(value, ensure_ascii=False)}]
+    return [{"type": "text", "content": as_text(value)}]
 
 
 def _message(role: Any, parts: list[dict], calls: list[dict], call_id: Any,
              here: str) -> dict:
     """One GenAI message; a tool message's text is the response to the call it names."""
     if role == "tool":
-        text = "\n".join(p["content"] for p in parts if p["type"] == "text")
+        text = join_parts(p["content"] for p in parts if p["type"] == "text")
         return {"role": "tool", "parts": [{"type": "tool_call_response", "id": call_id,
                                            "response": text}]}
     if role == "thinking":  # OpenLLMetry's name for a Claude response's thinking block

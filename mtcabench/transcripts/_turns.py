@@ -11,6 +11,7 @@ arguments are a JSON object (or a string holding one), and parts are joined as
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -28,6 +29,12 @@ IMAGE, AUDIO, FILE = PLACEHOLDERS["image"], PLACEHOLDERS["audio"], PLACEHOLDERS[
 def name_of(value: Any) -> str | None:
     """A role or type as given, when it is text (anything else matches nothing)."""
     return value if isinstance(value, str) else None
+
+
+def as_text(value: Any) -> str:
+    """A tool result or content value as a turn's text: text as it is, anything else as
+    JSON (non-ASCII kept)."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def join_parts(texts: Iterable[str]) -> str:
