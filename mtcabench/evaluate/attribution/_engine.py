@@ -7,8 +7,9 @@ sentence's score over the passes that contained it, aggregates sentences into on
 preceding turn (``max`` by default: a turn is as relevant as its most relevant sentence) and
 turns the scores into shares (negative scores count as zero; shares sum to 1 over the turns
 before the query, or are all 0). The same sentence scores, on the same scale, give each turn's
-best sentences (:func:`best_sentences`): an edge's evidence, at no extra cost. Importing this module does not import torch (running a pass
-does), so that the trace loop it serves also runs model-free methods without the eval extra.
+best sentences (:func:`best_sentences`): an edge's evidence, at no extra cost. Importing this
+module does not import torch (running a pass does), so that the trace loop it serves also runs
+model-free methods without the eval extra.
 """
 
 from __future__ import annotations
