@@ -118,26 +118,107 @@ class OutputBusy(MtcaError):
     exit_code = ExitCode.BUSY
 
 
-def from_os_error(exc: BaseException) -> MtcaError | None:
-    """The one-line error for a machine-side failure the user can fix, else None (a bug).
+#: What a full disk or quota reads as in the text of an error that carries no errno (pyarrow's
+#: and ``datasets``' IOError, a library's own OSError): the strerror texts of the codes below.
+_NO_SPACE_TEXT = ("no space left on device", "disk quota exceeded", "file too large")
+_NO_SPACE_CODES = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
-    A full disk or quota (``ENOSPC``, ``EDQUOT``, ``EFBIG``, SQLite's "database or disk is
-    full") is :class:`NoSpace`; a file name longer than the file system allows, a read-only
-    file system or a permission refused is bad input (the user chose the path).
+
+def from_os_error(exc: BaseException) -> MtcaError | None:
+    """:func:`from_exception` (the name the writers and caches call it by)."""
+    return from_exception(exc)
+
+
+def _errno_of(exc: OSError) -> int | None:
+    """The errno of an OSError, or the one its text names when it carries none."""
+    if exc.errno is not None:
+        return exc.errno
+    text = str(exc).lower()
+    for code, name in zip(_NO_SPACE_CODES, _NO_SPACE_TEXT):
+        if name in text:
+            return code
+    return None
+
+
+def from_exception(exc: BaseException) -> MtcaError | None:
+    """The one-line error for a failure the user's input or the machine caused, else None
+    (a bug, which keeps its traceback). The one place the command line maps exceptions:
+
+    - a full disk or quota (``ENOSPC``, ``EDQUOT``, ``EFBIG``, the same named only in the
+      text of an error without errno, SQLite's "database or disk is full") is
+      :class:`NoSpace` (exit 7);
+    - a connection refused, reset or timed out is :class:`ServiceError` (exit 4);
+    - any other ``OSError`` (a path that is a folder, a FIFO, a link loop, a name too long,
+      a read-only file system, permission refused, an I/O error) is bad input (exit 3),
+      naming the path and the reason;
+    - running out of memory is one line (exit 3): an input too large for this machine;
+    - a text that cannot be written as UTF-8 (a lone surrogate: a file name that is not
+      UTF-8 reaching a writer) is bad input.
     """
+    if isinstance(exc, MtcaError):
+        return exc
     if isinstance(exc, sqlite3.OperationalError) and "full" in str(exc):
         return NoSpace(f"a database could not grow ({exc}); free some space (or write "
                        "elsewhere) and rerun: finished records are kept")
+    if isinstance(exc, MemoryError):
+        return MtcaError("ran out of memory: an input is too large for this machine's memory; "
+                         "split it, or run on a machine with more memory")
+    if isinstance(exc, UnicodeEncodeError) and "surrogate" in str(exc.reason):
+        return InputError("a name or text that is not UTF-8 (a file name with bytes that are "
+                          "not UTF-8?) cannot be written; rename the file and rerun")
     if not isinstance(exc, OSError):
         return None
-    where = f"{exc.filename}: " if exc.filename else ""
-    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
-        return NoSpace(f"{where}{os.strerror(exc.errno).lower()}; free some space (or write "
+    where = f"{_shown_path(exc.filename)}: " if exc.filename else ""
+    code = _errno_of(exc)
+    if code in _NO_SPACE_CODES:
+        return NoSpace(f"{where}{os.strerror(code).lower()}; free some space (or write "
                        "elsewhere) and rerun")
-    if exc.errno == errno.ENAMETOOLONG:
+    if code == errno.ENAMETOOLONG:
         return InputError(f"{where}a file name is longer than the file system allows (255 "
                           "bytes); choose a shorter name or path")
-    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-        return InputError(f"{where}{os.strerror(exc.errno).lower()}; choose a file or folder "
+    if code in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return InputError(f"{where}{os.strerror(code).lower()}; choose a file or folder "
                           "you can read and write")
-    return None
+    if isinstance(exc, (ConnectionError, TimeoutError)):
+        return ServiceError(f"{where}{_reason(exc, code)}; check that the service is up and "
+                            "reachable, then rerun")
+    if code in _PATH_REASONS:
+        return InputError(f"{where}{_PATH_REASONS[code]}")
+    return InputError(f"{where}{_reason(exc, code)}")
+
+
+#: What to do about the path errors a user meets most, by errno.
+_PATH_REASONS = {
+    errno.EISDIR: "is a folder where a file is expected; give a file path",
+    errno.ENOTDIR: "a part of the path is a file where a folder is expected",
+    errno.ELOOP: "is a symbolic link (or a loop of them) where a file is expected; give the "
+                 "real path",
+    errno.EEXIST: "already exists and is not what this command expects there (a file where a "
+                  "folder should be?); move it or choose another path",
+    errno.ENOENT: "no such file or folder",
+    errno.ENXIO: "is a FIFO or device with no reader; give a regular file",
+}
+
+
+def _reason(exc: OSError, code: int | None) -> str:
+    text = exc.strerror or (os.strerror(code) if code is not None else None) or str(exc)
+    return _shown_path(text.strip() or type(exc).__name__).lower()
+
+
+def _shown_path(value: object) -> str:
+    """A path (bytes or text, maybe with surrogates from a non-UTF-8 name) as one safe line."""
+    text = os.fsdecode(value) if isinstance(value, (bytes, str)) else str(value)
+    return _printable(utf8_text(text))
+
+
+def utf8_text(text: str) -> str:
+    """``text`` as it can be written as UTF-8: a name read from a file system that holds bytes
+    which are not UTF-8 (Python keeps them as lone surrogates) gets U+FFFD in their place."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        try:
+            return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        except UnicodeEncodeError:
+            return text.encode("utf-8", "replace").decode("utf-8")

@@ -12,7 +12,12 @@ written is redacted (:mod:`mtcabench.redact`).
 Names: a file named after a user's name or id gets :func:`derived_name` (safe characters,
 never hidden, shortened with a hash so that it fits the file system's 255 bytes with its
 suffix); an output name the user gave that is itself too long is refused by
-:func:`check_output_path`. :mod:`mtcabench.io` re-exports all of this.
+:func:`check_output_path`.
+
+What already sits at a path is not trusted: an output path or a lock file that is a symbolic
+link, a FIFO, a device or a socket is refused (:func:`check_output_path`,
+:func:`claim_output`), never followed, written into or renamed over; an input that is not a
+regular file is named for what it is (:func:`input_file`). :mod:`mtcabench.io` re-exports all of this.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import hashlib
 import os
 import re
 import signal
+import stat
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator
@@ -58,9 +64,29 @@ def derived_name(text: str, suffix: str = "", *, default: str = "file",
     return fit_name(stem, NAME_MAX - len(suffix.encode("utf-8")) - room) + suffix
 
 
+def _kind(mode: int) -> str | None:
+    """What a file that is not a regular file or a folder is, in words (None: one of those)."""
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return None
+
+
 def check_output_path(path: str | Path) -> Path:
     """Refuse (exit 3) an output file path whose folder is missing, that is a folder, or whose
-    name is longer than the file system allows."""
+    name is longer than the file system allows.
+
+    The file policy: an output is written as a new regular file renamed into place, so what
+    already sits at the path must be a regular file. A symbolic link there is refused, not
+    followed or replaced (it may point anywhere: ``/dev/stdout``, a file of another user), and
+    so are a FIFO, a device (``/dev/null``) and a socket: renaming over them would replace the
+    node, writing into them would stream the output somewhere the user did not name.
+    """
     path = Path(path)
     size = len(os.fsencode(path.name))
     if size > NAME_MAX:
@@ -71,10 +97,41 @@ def check_output_path(path: str | Path) -> Path:
         raise InputError(f"{path}: folder {parent} does not exist; create it or choose another path")
     if not parent.is_dir():
         raise InputError(f"{path}: {parent} is not a folder")
-    if path.is_dir():
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return path
+    except OSError as exc:
+        raise os_error(exc, path) from None
+    if stat.S_ISDIR(mode):
         raise InputError(f"{path}: is a folder; the output is a file: give a file path "
                          "(e.g. inside that folder)")
+    kind = _kind(mode)
+    if kind is not None:
+        raise InputError(f"{path}: is {kind}; outputs are written as regular files only "
+                         "(a link is not followed, a pipe or device not written into): give "
+                         "the path of a file")
     return path
+
+
+def input_file(path: str | Path, expected: str = "a file") -> Path:
+    """``path`` if it is a regular file (a link to one counts), else one line saying what it is:
+    missing, a folder, a FIFO, a device, a dangling link (exit 3)."""
+    path = Path(path)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        dangling = os.path.lexists(path)
+        raise InputError(f"{path}: " + ("a symbolic link to nothing" if dangling
+                                        else "no such file")) from None
+    except OSError as exc:
+        raise os_error(exc, path) from None
+    if stat.S_ISREG(mode):
+        return path
+    if stat.S_ISDIR(mode):
+        raise InputError(f"{path}: is a folder, expected {expected}")
+    raise InputError(f"{path}: is {_kind(mode) or 'not a regular file'}, expected {expected}; "
+                     "save what it carries to a file and give that")
 
 
 # SIGTERM (a service manager, `timeout`, `kill`) and SIGHUP (a closed terminal) end a process
@@ -258,10 +315,23 @@ def claim_output(path: str | Path) -> Iterator[None]:
     path = Path(path)
     lock = path.parent / fit_name(f".{path.name}.lock")
     while True:
+        # O_NOFOLLOW: a link planted at the lock's name is refused, never followed (it would
+        # truncate the file it points to); O_NONBLOCK: a FIFO there does not hang the open.
+        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
         try:
-            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(lock, flags, 0o644)
         except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise InputError(f"{lock}: the lock file of {path} is a symbolic link; it is not "
+                                 "followed: remove it and rerun") from None
+            if exc.errno == errno.EISDIR:
+                raise InputError(f"{lock}: the lock file of {path} is a folder; remove it and "
+                                 "rerun") from None
             raise os_error(exc, lock) from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            kind = _kind(os.fstat(fd).st_mode) or "not a regular file"
+            os.close(fd)
+            raise InputError(f"{lock}: the lock file of {path} is {kind}; remove it and rerun")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -270,9 +340,12 @@ def claim_output(path: str | Path) -> Iterator[None]:
             raise OutputBusy(f"{path}: another mtcabench process (pid {owner}) is writing this "
                              "output now; wait for it to finish, or choose another output"
                              ) from None
+        except OSError as exc:
+            os.close(fd)
+            raise os_error(exc, lock) from None
         # The previous holder may have removed the file between our open and our lock.
         try:
-            same = os.stat(lock).st_ino == os.fstat(fd).st_ino
+            same = os.lstat(lock).st_ino == os.fstat(fd).st_ino
         except FileNotFoundError:
             same = False
         if same:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import re
 from collections.abc import Iterable, Iterator
@@ -32,6 +33,7 @@ from mtcabench.files import (
     claim_output,
     derived_name,
     fit_name,
+    input_file,
     os_error,
     stop_signals_unwind,
 )
@@ -40,7 +42,7 @@ from mtcabench.redact import scrubber
 
 __all__ = [  # the writer discipline, re-exported for the stages that read and write records
     "NAME_MAX", "all_or_nothing", "atomic_write", "check_output_path", "claim_output",
-    "derived_name", "fit_name", "stop_signals_unwind",
+    "derived_name", "fit_name", "input_file", "stop_signals_unwind",
 ]
 
 R = TypeVar("R", bound=Record)
@@ -110,6 +112,27 @@ def _lone_surrogate(text: str) -> tuple[str, int, int] | None:
     return "\\u" + bad.group(2), line, at - (text.rfind("\n", 0, at) + 1) + 1
 
 
+def split_lines(text: str) -> list[str]:
+    """The lines of a JSON Lines text, as the format defines them: split at ``\n`` only (a
+    ``\r`` before it dropped). Never ``str.splitlines()``, which also splits at U+2028,
+    U+2029, U+0085, form feeds and more: characters a JSON string may hold raw, so a valid
+    line holding one would be cut in two and refused. Binary files read line by line
+    (``for raw in fh`` on a file opened ``"rb"``) split at ``\n`` only too."""
+    return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+
+
+#: The largest seed: what every random generator of the tool accepts (numpy's, torch's).
+MAX_SEED = 2**32 - 1
+
+
+def seed_problem(seed: Any) -> str | None:
+    """Why ``seed`` is no seed (a negative number reached numpy as a traceback), else None.
+    The one check of every ``--seed``: trace, explain, demo, score, at2-learn."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        return f"seed must be a whole number from 0 to {MAX_SEED}, got {seed!r}"
+    return None
+
+
 def ascii_int(text: Any, max_digits: int = 18) -> int | None:
     """A non-negative integer written in ASCII digits in a file or an option (a turn, an
     index, a project id, nanoseconds), else None. ``str.isdigit`` alone is not enough:
@@ -119,14 +142,42 @@ def ascii_int(text: Any, max_digits: int = 18) -> int | None:
     return int(text) if text.isascii() and text.isdigit() else None
 
 
+#: A number whose exponent is at least 3 digits long, or 309 digits in a row: the only ways a
+#: JSON number can overflow a float (``1e999``), looked for before the parsed value is walked.
+_HUGE_EXPONENT = {bytes: re.compile(rb"[0-9][eE]\+?0*[1-9][0-9]{2}|[0-9]{309}"),
+                  str: re.compile(r"[0-9][eE]\+?0*[1-9][0-9]{2}|[0-9]{309}")}
+#: Values JSON has no spelling for, as some writers spell them anyway.
+_NON_JSON_NUMBER = re.compile(r"-?(?:NaN|Infinity|inf|nan)\b")
+
+
+def non_finite(value: Any, path: str = "") -> str | None:
+    """Where ``value`` (parsed JSON, or a Python value about to become JSON) holds a float
+    that JSON cannot carry (NaN, an infinity): its field path (``$.a.b[2]``), else None."""
+    stack = [(value, path or "$")]
+    while stack:
+        v, at = stack.pop()
+        if isinstance(v, float):
+            if not math.isfinite(v):
+                return at
+        elif isinstance(v, dict):
+            stack.extend((x, f"{at}.{k}") for k, x in v.items())
+        elif isinstance(v, (list, tuple)):
+            stack.extend((x, f"{at}[{i}]") for i, x in enumerate(v))
+    return None
+
+
 def loads(text: str | bytes) -> Any:
     """Parse one JSON text; any failure is a :class:`JSONError`, deep nesting included.
+
+    ``NaN``, ``Infinity`` and a number too large for a float (``1e999``) are refused, with
+    where they are: JSON cannot carry them, and reading them would write them back as
+    ``null`` (a value changed silently).
 
     For values inside a record (a tool call's arguments given as a JSON string): the caller
     adds where the text came from. Files are read with :func:`parse_json`.
     """
     try:
-        return from_json(text)
+        value = from_json(text, allow_inf_nan=False)
     except ValueError as exc:
         m = _POSITION.match(str(exc))
         msg, line, col = (m["msg"], int(m["line"]), int(m["col"])) if m else (str(exc), None, None)
@@ -142,6 +193,11 @@ def loads(text: str | bytes) -> Any:
             reason = ("starts with a UTF-8 byte order mark (BOM) inside the file; save it as "
                       "UTF-8 without BOM")
             line, col = 1, 1
+        elif col is not None and line is not None and _NON_JSON_NUMBER.match(
+                decoded.split("\n")[line - 1][col - 1:] if line <= decoded.count("\n") + 1
+                else ""):
+            reason = (f"a number JSON cannot carry (NaN or Infinity) at line {line} column "
+                      f"{col}; write it as a string or null in the file, or fix its writer")
         elif (("surrogate" in msg or "hex escape" in msg)
               and (lone := _lone_surrogate(decoded)) is not None):
             escape, line, col = lone
@@ -150,6 +206,11 @@ def loads(text: str | bytes) -> Any:
         else:
             reason = f"malformed JSON ({msg}" + (f", column {col})" if col is not None else ")")
         raise JSONError(reason, line, col) from None
+    huge = _HUGE_EXPONENT[bytes if isinstance(text, (bytes, bytearray)) else str]
+    if huge.search(text) and (at := non_finite(value)) is not None:
+        raise JSONError(f"a number too large for a float (such as 1e999) at {at}; JSON "
+                        "readers cannot carry it: write it as a string in the file")
+    return value
 
 
 #: Byte order marks of the encodings a file saved "as Unicode" may be in, longest first.
@@ -191,11 +252,7 @@ def iter_json_lines(path: str | Path, *,
     ``max_line_bytes`` refuses a longer line before reading the rest of it, for readers that
     know how long a valid line can be (the scorer): memory then stays bounded by that.
     """
-    path = Path(path)
-    if not path.exists():
-        raise InputError(f"{path}: no such file")
-    if path.is_dir():
-        raise InputError(f"{path}: is a folder, expected a JSON Lines file")
+    path = input_file(path, "a JSON Lines file")
     with path.open("rb") as fh:
         lineno = 0
         while True:

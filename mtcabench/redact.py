@@ -19,8 +19,12 @@ key behind.
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import math
 import os
 import re
+import sys
 import threading
 from collections.abc import Callable, Iterable
 from typing import TypeVar
@@ -42,7 +46,46 @@ SECRET_ENV = (
 )
 
 #: A shorter value is not treated as a secret (it would redact ordinary words).
-MIN_SECRET_LENGTH = 6
+MIN_SECRET_LENGTH = 8
+#: The least information a value must carry to count as a secret: its length times the
+#: Shannon entropy of its characters, in bits. A 16-character random key carries 60 or more;
+#: ``lm-studio`` (a placeholder local servers take) about 27.
+MIN_SECRET_BITS = 32.0
+#: One ordinary word (``ollama``, ``Placeholder``, ``EMPTY``): never a secret, whatever its length.
+_WORD = re.compile(r"[a-z]+|[A-Z][a-z]+|[A-Z]+")
+
+
+def looks_secret(value: str) -> bool:
+    """Whether ``value`` (an environment variable's value, a key given by flag) is treated as
+    a secret: long enough, not one ordinary word, and with the character mix of a key.
+
+    Local servers take any key, and the values people give them are words (``OPENAI_API_KEY=
+    ollama``, ``EMPTY``, ``lm-studio``, ``none``): redacting such a value would replace that
+    word everywhere in a user's records and messages. A real key (``sk-...``, ``hf_...``, a
+    40-character hex token) passes easily.
+    """
+    if len(value) < MIN_SECRET_LENGTH or _WORD.fullmatch(value):
+        return False
+    counts: dict[str, int] = {}
+    for c in value:
+        counts[c] = counts.get(c, 0) + 1
+    n = len(value)
+    bits = -sum(k * math.log2(k / n) for k in counts.values())
+    return bits >= MIN_SECRET_BITS
+
+
+def _spellings(secret: str) -> list[str]:
+    """The secret as written plainly and as its base64 would sit inside a longer base64 text
+    (a ``Basic`` header, a config dump): at each of the three byte alignments, the characters
+    that depend on the secret's bytes only, in the standard and the URL-safe alphabet."""
+    out = [secret]
+    data = secret.encode("utf-8")
+    for pad in range(3):
+        full = base64.b64encode(b"\0" * pad + data).decode("ascii").rstrip("=")
+        inner = full[-(-8 * pad // 6) if pad else 0: 8 * (pad + len(data)) // 6]
+        if len(inner) >= MIN_SECRET_LENGTH:
+            out += [inner, inner.replace("+", "-").replace("/", "_")]
+    return list(dict.fromkeys(out))
 
 _registered: set[str] = set()
 _lock = threading.Lock()
@@ -58,13 +101,20 @@ _HEADER = re.compile(
 _USERINFO = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^/\s:@]*:)([^@\s/]+)(@)")
 # A bearer token outside a header name (``you sent Bearer X``).
 _BEARER = re.compile(r"(?i)(\b(?:bearer|token)\s+)([A-Za-z0-9._~+/=-]{12,})")
+# Keys of the services the tool talks to, by their published shapes, held or not: OpenAI
+# (``sk-``, ``sk-proj-``), Anthropic (``sk-ant-``), Hugging Face (``hf_``), GitHub (``ghp_``
+# and the other ``gh?_`` kinds, ``github_pat_``). A log or a server's answer may hold a key the
+# process does not hold; printed, it is still a key.
+_KEY_SHAPES = re.compile(
+    r"\b(?:sk-(?:proj-|ant-[a-z0-9]+-)?[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{30,}"
+    r"|gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})")
 
 
 def register_secret(*values: str | None) -> None:
     """Add values (a key given by flag or read from a file) to the secrets this process holds."""
     with _lock:
         for v in values:
-            if v and len(v) >= MIN_SECRET_LENGTH:
+            if v and looks_secret(v):
                 _registered.add(v)
 
 
@@ -73,8 +123,11 @@ def held_secrets() -> list[str]:
     env = (os.environ.get(name, "").strip() for name in SECRET_ENV)
     with _lock:
         values = set(_registered)
-    values.update(v for v in env if len(v) >= MIN_SECRET_LENGTH)
+    values.update(v for v in env if looks_secret(v))
     return sorted(values, key=len, reverse=True)
+
+
+_BREAK = r"(?:(?:\r?\n|(?:\\r)?\\n)[ \t]*)?"
 
 
 def _char(c: str) -> str:
@@ -100,12 +153,16 @@ class _Plan:
 
     def __init__(self, secrets: tuple[str, ...]):
         self.secrets = secrets
+        self.spellings = sorted({w for s in secrets for w in _spellings(s)}, key=len,
+                                reverse=True)
         self.anchors = tuple({a for s in secrets for a in _anchors(s)})
-        parts = ["".join(_char(c) for c in s) for s in secrets]
+        # Between two characters, a line break (raw or escaped) and its indentation: a key
+        # wrapped by a terminal, a log formatter or a config file is still found.
+        parts = [_BREAK.join(_char(c) for c in s) for s in secrets]
         self.pattern = re.compile("|".join(parts)) if parts else None
 
     def plain(self, text: str) -> str:
-        for s in self.secrets:
+        for s in self.spellings:
             if s in text:
                 text = text.replace(s, REDACTED)
         return text
@@ -133,6 +190,7 @@ def _anchors(secret: str) -> list[str]:
     and its first character followed by an escape (a mixed spelling)."""
     o = ord(secret[0])
     out = [secret[:4], "&#"]
+    out += [secret[:k] + brk for k in range(1, 4) for brk in ("\n", "\\n", "\r")]
     out += [secret[0] + mark for mark in ("\\u", "%", "\\x", "&#")]
     for hexed in (f"{o:04x}", f"{o:04X}"):
         out.append("\\u" + hexed)
@@ -145,6 +203,7 @@ def _headers(text: str) -> str:
     text = _HEADER.sub(lambda m: m.group(1) + m.group(2) + (m.group(3) or "") + REDACTED
                        if m.group(4) != REDACTED else m.group(0), text)
     text = _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
+    text = _KEY_SHAPES.sub(REDACTED, text)
     return _USERINFO.sub(lambda m: m.group(1) + REDACTED + m.group(3), text)
 
 
@@ -157,7 +216,7 @@ def redact(text: str, extra: Iterable[str | None] = (), *, headers: bool = True)
     """
     secrets = held_secrets()
     if extra:
-        more = {e for e in extra if e and len(e) >= MIN_SECRET_LENGTH}
+        more = {e for e in extra if e and looks_secret(e)}
         secrets = sorted(set(secrets) | more, key=len, reverse=True)
     if secrets:
         text = _plan(secrets)(text)
@@ -233,3 +292,20 @@ class RedactedStream:
 
     def __getattr__(self, name: str):
         return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def redacted_output():
+    """Everything written to ``sys.stdout`` and ``sys.stderr`` inside is redacted (headers and
+    key shapes included): what a command prints, its data on stdout (``explain``'s trees, a
+    table, a graph) as well as its messages, goes through this one redaction. The CLI runs
+    every command inside it."""
+    saved = sys.stdout, sys.stderr
+    if not isinstance(sys.stdout, RedactedStream):
+        sys.stdout = RedactedStream(sys.stdout)
+    if not isinstance(sys.stderr, RedactedStream):
+        sys.stderr = RedactedStream(sys.stderr)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved

@@ -16,7 +16,14 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from mtcabench.errors import InputError
-from mtcabench.io import JSONError, RecordAppender, format_validation_error, loads, read_done_keys
+from mtcabench.io import (
+    JSONError,
+    RecordAppender,
+    format_validation_error,
+    input_file,
+    loads,
+    read_done_keys,
+)
 from mtcabench.model import Annotator, Candidate, Conversation, Proposal
 
 #: What must match between an output's LLM records and the run writing more into it.
@@ -87,8 +94,7 @@ class ConversationIndex:
         self._offsets: dict[str, tuple[int, int]] = {}
         self._recent: dict[str, Conversation] = {}
         self._cache_size = cache_size
-        if not self.path.is_file():
-            raise InputError(f"{self.path}: no such file")
+        input_file(self.path, "a JSON Lines file")
         with self.path.open("rb") as fh:
             offset = 0
             for lineno, raw in enumerate(fh, start=1):

@@ -35,7 +35,7 @@ from mtcabench.annotate.pipeline import AnnotationPipeline, LineageFn
 from mtcabench.annotate.records import RecordSink
 from mtcabench.annotate.summary import RunSummary
 from mtcabench.errors import InputError, Stopped
-from mtcabench.io import check_outputs_are_not_inputs, claim_output, read_records
+from mtcabench.io import check_outputs_are_not_inputs, claim_output, input_file, read_records
 from mtcabench.model import Conversation
 from mtcabench.progress import err_console
 
@@ -98,8 +98,7 @@ def _cache_path(job: Job, opts: AnnotateOptions) -> Path:
 
 def _check_paths(job: Job, opts: AnnotateOptions) -> None:
     for path in job.inputs:
-        if not path.is_file():
-            raise InputError(f"{path}: no such file")
+        input_file(path, "a JSON Lines file")
     outputs = [job.proposals, job.candidates, job.summary, job.batch_state,
                _cache_path(job, opts)]
     check_outputs_are_not_inputs(job.inputs, outputs)

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from mtcabench.benchmark._manifest import CHECKSUMS_NAME
+from mtcabench.io import split_lines
 
 
 def sha256_file(path: Path) -> str:
@@ -115,7 +116,7 @@ def read_checksums(folder: Path) -> dict[str, str]:
     if not path.is_file():
         return {}
     out = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in split_lines(path.read_text(encoding="utf-8")):
         if line.strip():
             digest, _, rel = line.partition("  ")
             out[rel.strip()] = digest.strip()

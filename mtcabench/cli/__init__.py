@@ -3,13 +3,13 @@
 Each stage registers its commands from its own module in this package; options that several
 commands share (``--out``, ``--benchmark``, ``--conversations``, ...) are declared once in
 :mod:`mtcabench.cli.options`. A user error (:class:`mtcabench.errors.MtcaError`) is printed as
-one line and exits with its documented code; any other exception is a bug and keeps its
-traceback.
+one line and exits with its documented code, and so is any failure that the user's input or
+the machine can cause (:func:`mtcabench.errors.from_exception`, the one mapping); any other
+exception is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
 
-import sqlite3
 import sys
 
 import typer
@@ -17,9 +17,9 @@ from rich.text import Text
 from typer.core import TyperGroup
 
 from mtcabench._version import __version__
-from mtcabench.errors import ExitCode, MtcaError, from_os_error
+from mtcabench.errors import ExitCode, MtcaError, from_exception
 from mtcabench.progress import err_console
-from mtcabench.redact import RedactedStream
+from mtcabench.redact import RedactedStream, redacted_output
 from mtcabench.terminal import plain
 
 
@@ -28,19 +28,20 @@ class _Group(TyperGroup):
 
     def invoke(self, ctx):  # noqa: D401 - click API
         try:
-            return super().invoke(ctx)
-        except MtcaError as exc:
-            report_error(exc)
-            raise typer.Exit(exc.exit_code) from None
-        except (OSError, sqlite3.Error) as exc:
-            mapped = from_os_error(exc)  # a full disk, a name too long: one line, its code
+            with redacted_output():  # everything a command prints, stdout too (redact)
+                return super().invoke(ctx)
+        except KeyboardInterrupt:
+            err_console.print("interrupted; finished records are kept, rerun to resume")
+            raise typer.Exit(130) from None
+        except Exception as exc:
+            # The one mapping (errors.from_exception): an error of ours, a full disk, a path that
+            # is a folder or a FIFO, a lost connection, memory: one line and its exit code.
+            # Anything else (typer's own exits and usage errors included) is raised as it is.
+            mapped = from_exception(exc)
             if mapped is None:
                 raise
             report_error(mapped)
             raise typer.Exit(mapped.exit_code) from None
-        except KeyboardInterrupt:
-            err_console.print("interrupted; finished records are kept, rerun to resume")
-            raise typer.Exit(130) from None
 
 
 def report_error(exc: MtcaError) -> None:
@@ -115,9 +116,12 @@ def main() -> None:
         sys.stderr = RedactedStream(sys.stderr)
     try:
         app()
-    except MtcaError as exc:  # raised outside a command (e.g. in a callback)
-        report_error(exc)
-        sys.exit(exc.exit_code)
+    except Exception as exc:  # raised outside a command (e.g. in a callback)
+        mapped = from_exception(exc)
+        if mapped is None:
+            raise
+        report_error(mapped)
+        sys.exit(mapped.exit_code)
 
 
 __all__ = ["app", "main", "ExitCode"]

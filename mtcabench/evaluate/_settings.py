@@ -9,9 +9,11 @@ exit code 3 on the command line).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from mtcabench.errors import InputError
+from mtcabench.io import seed_problem
 
 
 class SettingsError(InputError, ValueError):
@@ -45,6 +47,10 @@ DEFAULT_SCORER = "avg-attention"
 #: ``--device`` and ``--dtype`` when none is given (see :func:`~mtcabench.evaluate.load_model`).
 DEFAULT_DEVICE = "auto"
 DEFAULT_DTYPE = "auto"
+#: The most forward passes per conversation that ``ablation`` (and AttnTrace's subsamples)
+#: may plan: each is a pass over the whole conversation and its mask is kept until scoring,
+#: so this bounds time and memory from one option (docs/evaluate.md, "Bounds").
+MAX_ABLATION_PASSES = 4096
 #: How sentence scores become turn scores.
 TURN_AGGREGATES = ("max", "sum")
 
@@ -85,6 +91,26 @@ class TraceSettings:
         if not 0 <= self.evidence_sentences <= 16:
             raise SettingsError("evidence_sentences must be 0 to 16 (a submission's limit), "
                                 f"got {self.evidence_sentences}")
+        # The option checks of the evaluator, in one place (the CLI's --seed, --ablation-*,
+        # --attntrace-* reach here): a value out of range is one line, before any model loads.
+        if (why := seed_problem(self.seed)) is not None:
+            raise SettingsError(why)
+        if not 2 <= self.ablation_passes <= MAX_ABLATION_PASSES:
+            raise SettingsError(f"ablation passes must be 2 to {MAX_ABLATION_PASSES} (forward "
+                                f"passes per conversation), got {self.ablation_passes}")
+        if not 0 < self.ablation_keep < 1:  # NaN fails every comparison: refused too
+            raise SettingsError(f"ablation keep must be between 0 and 1, got {self.ablation_keep}")
+        if not (math.isfinite(self.ablation_alpha) and self.ablation_alpha >= 0):
+            raise SettingsError("ablation alpha (LASSO's L1 weight) must be a finite number "
+                                f"at least 0, got {self.ablation_alpha}")
+        if not 1 <= self.attntrace_subsamples <= MAX_ABLATION_PASSES:
+            raise SettingsError(f"AttnTrace subsamples must be 1 to {MAX_ABLATION_PASSES}, got "
+                                f"{self.attntrace_subsamples}")
+        if not 0 < self.attntrace_keep <= 1:
+            raise SettingsError(f"AttnTrace keep must be in (0, 1], got {self.attntrace_keep}")
+        if self.attntrace_top_tokens < 1:
+            raise SettingsError("AttnTrace top tokens must be at least 1, got "
+                                f"{self.attntrace_top_tokens}")
 
 
 @dataclass(frozen=True)

@@ -7,15 +7,13 @@ from typing import Any
 from collections.abc import Iterable
 
 from mtcabench.errors import InputError
-from mtcabench.io import not_utf8, parse_json, write_records
+from mtcabench.io import input_file, not_utf8, parse_json, write_records
 from mtcabench.model import Conversation
 
 
 def load_json(path: Path) -> Any:
     """Parse a whole JSON file, with one clear error for a missing, non-UTF-8 or bad file."""
-    if not path.is_file():
-        raise InputError(f"{path}: no such file")
-    data = path.read_bytes()
+    data = input_file(path, "a JSON file").read_bytes()
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -15,7 +15,7 @@ from mtcabench.ingest.confetti import read_confetti
 from mtcabench.ingest.taubench import read_taubench
 from mtcabench.io import check_outputs_are_not_inputs
 from mtcabench.progress import tracked
-from mtcabench.transcripts import read_conversations
+from mtcabench.transcripts import id_stems, read_conversations
 
 
 def ingest_taubench(paths: Sequence[str | Path], out: str | Path, *,
@@ -46,7 +46,9 @@ def ingest_transcripts(paths: Sequence[str | Path], out: str | Path, *,
     many were written; a bad file or a duplicate id writes nothing."""
     check_outputs_are_not_inputs(paths, [out])
     fields = {k: v for k, v in (("source", source), ("domain", domain)) if v is not None}
+    # Two logs of one name in different folders get ids that tell them apart (id_stems).
     convs = (c.model_copy(update=fields) if fields else c
-             for p in paths for c in read_conversations(p, format))
+             for p, stem in zip(paths, id_stems(paths))
+             for c in read_conversations(p, format, id_stem=stem))
     with tracked(convs, "ingest transcripts", enabled=progress) as items:
         return write_conversations(out, items)

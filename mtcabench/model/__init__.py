@@ -18,7 +18,7 @@ package's layers: it imports nothing else of mtcabench.
 """
 
 from mtcabench.model._base import SCHEMA_VERSION, Record, _Model
-from mtcabench.model._conversation import Conversation, Role, ToolCall, Turn
+from mtcabench.model._conversation import Conversation, Role, ToolCall, Turn, browser_offset
 from mtcabench.model._records import (
     RECORD_TYPES,
     AlternativeGraph,
@@ -48,6 +48,7 @@ from mtcabench.model._spans import (
 )
 
 __all__ = [
+    "browser_offset",
     "RECORD_TYPES",
     "SCHEMA_VERSION",
     "AlternativeGraph",

@@ -11,6 +11,18 @@ from pydantic import Field, PrivateAttr, model_validator
 from mtcabench.model._base import Id, Record, _Model
 
 
+def browser_offset(text: str, offset: int) -> int:
+    """A character offset into ``text`` as a browser counts it (UTF-16 code units).
+
+    Offsets in records count code points (Python's ``str``); JavaScript strings count UTF-16
+    code units, two for a character outside the Basic Multilingual Plane (an emoji). Every
+    offset sent to a page (``view``'s document, Label Studio's regions) goes through here, so
+    that a highlight after an emoji lands on its value.
+    """
+    head = text[:offset]
+    return offset if head.isascii() else len(head.encode("utf-16-le", "surrogatepass")) // 2
+
+
 class Role(str, Enum):
     """Who produced a turn."""
 

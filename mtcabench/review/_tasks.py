@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from mtcabench.model import (
+    browser_offset,
     Candidate,
     Conversation,
     DependencyType,
@@ -76,17 +77,6 @@ def node_label(turn: Turn, target: int, dependency_type: DependencyType | None) 
     if dependency_type is DependencyType.HALLUCINATION:
         return ui.HALLUCINATED_SOURCE
     return ui.SOURCE
-
-
-def browser_offset(text: str, offset: int) -> int:
-    """A character offset into ``text`` as the browser counts it (UTF-16 code units).
-
-    Python counts code points; JavaScript strings, and so Label Studio's ``startOffset`` and
-    ``endOffset``, count UTF-16 code units, two for a character outside the Basic
-    Multilingual Plane (an emoji). Every offset sent to Label Studio goes through here (pull
-    reads regions by paragraph, the turn, and no offset comes back).
-    """
-    return offset + sum(1 for ch in text[:offset] if ord(ch) > 0xFFFF)
 
 
 def region_id(turn: int) -> str:

@@ -19,6 +19,7 @@ from mtcabench.io import (
     check_outputs_are_not_inputs,
     derived_name,
     fit_name,
+    seed_problem,
 )
 from mtcabench.progress import err_console
 from mtcabench.scoring.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -82,6 +83,8 @@ def run_scoring(
     """
     if average not in (*AVERAGES, "both"):
         raise InputError(f"--average must be macro, micro or both, got {average!r}")
+    if (why := seed_problem(seed)) is not None:
+        raise InputError(f"--{why}")
     paths = _unique([Path(p) for p in submissions] + [Path(p) for p in (compare or ())])
     if not paths:
         raise InputError("give a submission file to score, or --compare A B")

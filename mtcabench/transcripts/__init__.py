@@ -61,6 +61,7 @@ from mtcabench.transcripts._live import LiveReader
 from mtcabench.transcripts._reading import (
     choose,
     conversations_from_value,
+    id_stems,
     read_conversations,
     read_transcript,
 )
@@ -93,6 +94,7 @@ __all__ = [
     "detect",
     "formats_help",
     "get_format",
+    "id_stems",
     "last_answer",
     "load",
     "read_conversations",

@@ -19,7 +19,15 @@ from mtcabench.model import Conversation, Turn
 from mtcabench.transcripts._chat import TRANSCRIPT_SOURCE, chat_messages
 from mtcabench.transcripts._registry import NO, PLAUSIBLE, SURE, LogFormat, register_format
 from mtcabench.transcripts._source import Source
-from mtcabench.transcripts._turns import FILE, IMAGE, TurnBuilder, join_parts, name_of, tool_call
+from mtcabench.transcripts._turns import (
+    FILE,
+    IMAGE,
+    CallList,
+    TurnBuilder,
+    join_parts,
+    name_of,
+    tool_call,
+)
 
 NAME, TITLE = "anthropic-messages", "Anthropic Messages"
 #: Blocks only Anthropic's content has (its marks).
@@ -68,7 +76,7 @@ def read_message(builder: TurnBuilder, message: Any, here: str) -> list[Turn]:
     role = name_of(message.get("role"))
     blocks = _blocks(message.get("content"), here)
     if role == "assistant":
-        texts, calls, thought = [], [], False
+        texts, calls, thought = [], CallList(), False
         for j, b in enumerate(blocks):
             where = f"{here}, block {j}"
             if b["type"] == "tool_use":

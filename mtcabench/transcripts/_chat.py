@@ -19,7 +19,7 @@ from mtcabench.model import Conversation, Role, Turn
 from mtcabench.openai_content import ContentError, message_text
 from mtcabench.transcripts._registry import NO, PLAUSIBLE, SURE, LogFormat, register_format
 from mtcabench.transcripts._source import Source
-from mtcabench.transcripts._turns import TurnBuilder, name_of, tool_call
+from mtcabench.transcripts._turns import CallList, TurnBuilder, name_of, tool_call
 
 NAME, TITLE = "openai-chat", "OpenAI chat"
 #: Roles read as another: OpenAI's ``developer`` messages are system instructions.
@@ -47,7 +47,7 @@ def _tool_calls(raw: Any, where: str) -> list:
         return []
     if not isinstance(raw, list):
         raise InputError(f"{where}: tool_calls is {type(raw).__name__}; expected a list")
-    calls: list = []
+    calls = CallList()
     for k, c in enumerate(raw):
         here = f"{where}, tool call {k}"
         fn = c.get("function") if isinstance(c, dict) else None
@@ -106,8 +106,8 @@ class MessageReader:
 
     def read(self, message: Any) -> Turn:
         """The turn for ``message`` as the next turn (nothing is recorded)."""
-        return read_message(self._builder.copy(), message,
-                            f"{self.where}, message {len(self.turns)}")
+        here = f"{self.where}, message {len(self.turns)}"
+        return self._builder.read_ahead(lambda b: read_message(b, message, here))
 
     def append(self, turn: Turn) -> None:
         """Accept ``turn`` (from :meth:`read`) as the next turn."""

@@ -13,11 +13,13 @@ epoch-<n>``.
 from __future__ import annotations
 
 import zipfile
+import zlib
 from typing import Any
 
 from mtcabench.errors import InputError
 from mtcabench.io import JSONError, loads
 from mtcabench.model import Conversation, Turn
+from mtcabench.redact import clip
 from mtcabench.transcripts._chat import TRANSCRIPT_SOURCE
 from mtcabench.transcripts._registry import NO, SURE, LogFormat, register_format
 from mtcabench.transcripts._source import Source
@@ -25,6 +27,7 @@ from mtcabench.transcripts._turns import (
     AUDIO,
     FILE,
     IMAGE,
+    CallList,
     TurnBuilder,
     join_parts,
     name_of,
@@ -65,8 +68,12 @@ def read_message(builder: TurnBuilder, message: Any, here: str) -> list[Turn]:
     role = name_of(message.get("role"))
     text, thought = _content(message.get("content"), here)
     if role == "assistant":
-        calls: list = []
-        for k, c in enumerate(message.get("tool_calls") or []):
+        calls = CallList()
+        raw_calls = message.get("tool_calls")
+        if raw_calls is not None and not isinstance(raw_calls, list):
+            raise InputError(f"{here}: tool_calls is a {type(raw_calls).__name__}; expected a "
+                             "list of {id, function, arguments}")
+        for k, c in enumerate(raw_calls or []):
             if not isinstance(c, dict):
                 raise InputError(f"{here}, tool call {k}: expected {{id, function, arguments}}")
             calls.append(tool_call(c.get("id"), c.get("function"), c.get("arguments"),
@@ -96,16 +103,73 @@ def _samples(source: Source, where: str) -> list[tuple[str, Any]]:
     out = []
     try:
         with zipfile.ZipFile(source.path) as z:
-            for name in z.namelist():
+            for info in z.infolist():
+                name = info.filename
                 if name.startswith("samples/") and name.endswith(".json"):
                     here = f"{where}, {name}"
                     try:
-                        out.append((here, loads(z.read(name))))
+                        out.append((here, loads(read_member(z, info, here))))
                     except JSONError as exc:
                         raise InputError(f"{here}: malformed JSON ({exc.reason})") from None
     except (zipfile.BadZipFile, OSError) as exc:
         raise InputError(f"{where}: not a readable .eval archive ({exc})") from None
     return out
+
+
+#: The most bytes one member of an ``.eval`` archive may unpack to (docs/ingest.md, "Bounds"):
+#: a sample is read whole, so a member that unpacks to gigabytes (a zip bomb, a broken size)
+#: is refused as it streams, before it fills the memory.
+MAX_MEMBER_BYTES = 256 * 1024 * 1024
+_CHUNK = 1 << 20
+
+
+def read_member(z: zipfile.ZipFile, info: zipfile.ZipInfo, here: str,
+                limit: int | None = None) -> bytes:
+    """One archive member's bytes, streamed and refused past ``limit`` (default
+    :data:`MAX_MEMBER_BYTES`) whatever size its header claims; an encrypted member, an
+    unsupported compression method, broken compressed data or a wrong checksum is one line
+    naming the member."""
+    limit = MAX_MEMBER_BYTES if limit is None else limit
+    if info.flag_bits & 0x1:
+        raise InputError(f"{here}: the member is encrypted; Inspect writes plain archives: "
+                         "decrypt it (or rewrite the log with inspect) first")
+    if info.file_size > limit:
+        raise InputError(f"{here}: the member unpacks to {info.file_size} bytes, more than the "
+                         f"{limit} read from one sample; split the log")
+    chunks, size = [], 0
+    try:
+        with z.open(info) as fh:
+            while chunk := fh.read(_CHUNK):
+                size += len(chunk)
+                if size > limit:
+                    raise InputError(f"{here}: the member unpacks to more than the {limit} bytes "
+                                     "read from one sample (its header says "
+                                     f"{info.file_size}); split the log")
+                chunks.append(chunk)
+    except NotImplementedError as exc:  # zipfile: compression method not supported
+        raise InputError(f"{here}: {str(exc).lower().rstrip('.')}; Inspect writes deflate or "
+                         "stored members: rewrite the archive with those") from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, RuntimeError, ValueError) as exc:
+        raise InputError(f"{here}: damaged member ({exc or type(exc).__name__}); the archive is "
+                         "broken: copy or export the log again") from None
+    return b"".join(chunks)
+
+
+def _sample_key(sample: dict, k: int, here: str) -> tuple[str, int]:
+    """A sample's id and epoch as they go into the conversation id: an id is text or a number
+    (Inspect's), a sample without one is named by its position (``sample-<k>``); an id of any
+    other kind (an object, a list) is refused rather than written as a Python repr."""
+    sid, epoch = sample.get("id"), sample.get("epoch")
+    epoch = 1 if epoch is None else epoch
+    if sid is None or sid == "":
+        sid = f"sample-{k}"
+    elif isinstance(sid, bool) or not isinstance(sid, (str, int)):
+        raise InputError(f"{here}: the sample id is a {type(sid).__name__}; expected text or "
+                         "a number")
+    if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
+        raise InputError(f"{here}: the sample epoch is {clip(repr(epoch), 40)}; expected a "
+                         "whole number")
+    return str(sid), epoch
 
 
 def _read(source: Source) -> list[Conversation]:
@@ -114,18 +178,19 @@ def _read(source: Source) -> list[Conversation]:
     if not samples:
         raise InputError(f"{where}: no samples in the log; nothing to read")
     out = []
-    for here, sample in samples:
+    for k, (here, sample) in enumerate(samples):
         if not isinstance(sample, dict) or not isinstance(sample.get("messages"), list):
             raise InputError(f"{here}: a sample without 'messages'")
-        sid, epoch = sample.get("id"), sample.get("epoch", 1)
+        sid, epoch = _sample_key(sample, k, here)
         here = f"{here} (id {sid}, epoch {epoch})"
         builder = TurnBuilder(here)
-        for k, m in enumerate(sample["messages"]):
-            read_message(builder, m, f"{here}, message {k}")
+        for j, m in enumerate(sample["messages"]):
+            read_message(builder, m, f"{here}, message {j}")
         out.append(builder.conversation(
             id=f"{source.stem}/{sid}/epoch-{epoch}", source=TRANSCRIPT_SOURCE,
             domain="transcript",
-            metadata={"origin": source.origin(NAME, sample_id=sid, epoch=epoch)}))
+            metadata={"origin": source.origin(NAME, sample_id=sample.get("id") or sid,
+                                              epoch=epoch)}))
     return out
 
 

@@ -70,8 +70,8 @@ class LiveReader:
 
     def read(self, message: Any) -> list[Turn]:
         """The turns ``message`` gives as the next ones (nothing is recorded)."""
-        scratch = self._builder.copy()
-        return read_any(scratch, message, f"{self._builder.where}, message {self._messages}")
+        here = f"{self._builder.where}, message {self._messages}"
+        return self._builder.read_ahead(lambda b: read_any(b, message, here))
 
     def append(self, turn: Turn) -> None:
         """Accept ``turn`` (from :meth:`read`) as the next turn."""

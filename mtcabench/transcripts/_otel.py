@@ -46,6 +46,7 @@ from mtcabench.transcripts._turns import (
     AUDIO,
     FILE,
     IMAGE,
+    CallList,
     TurnBuilder,
     as_text,
     join_parts,
@@ -111,10 +112,13 @@ class _Span:
         # The conversation: the GenAI id, else OpenInference's session, else the trace.
         self.key = str(self.attrs.get("gen_ai.conversation.id") or self.attrs.get("session.id")
                        or self.trace)
-        start = raw.get("startTimeUnixNano") or 0
-        if not (isinstance(start, int) or ascii_int(start, 30) is not None):
+        start = raw.get("startTimeUnixNano")
+        start = 0 if start is None or start == "" else start
+        # Nanoseconds since 1970: a whole number, never negative (a boolean is no number).
+        if isinstance(start, bool) or not ((isinstance(start, int) and 0 <= start < 10**30)
+                                           or ascii_int(start, 30) is not None):
             raise InputError(f"{self.here}: startTimeUnixNano is {clip(repr(start), 40)}; "
-                             "expected nanoseconds")
+                             "expected nanoseconds since 1970 (a whole number, not negative)")
         self.start = (int(start), order)  # spans are taken in the order they started
         self.operation = name_of(self.attrs.get("gen_ai.operation.name"))
         # The older event form: one span event per message, its JSON in gen_ai.event.content.
@@ -234,7 +238,7 @@ def read_message(builder: TurnBuilder, message: Any, here: str) -> list[Turn]:
     if not isinstance(message, dict) or not isinstance(message.get("parts"), list):
         raise InputError(f"{here}: expected a message {{role, parts: [...]}}")
     role = name_of(message.get("role"))
-    texts, calls, turns, thought = [], [], [], False
+    texts, calls, turns, thought = [], CallList(), [], False
     for j, p in enumerate(message["parts"]):
         where = f"{here}, part {j}"
         kind = name_of(p.get("type")) if isinstance(p, dict) else None
@@ -268,19 +272,64 @@ def read_message(builder: TurnBuilder, message: Any, here: str) -> list[Turn]:
     return turns
 
 
+class _Thread:
+    """One conversation being rebuilt: its messages, the keys of its messages, the start of
+    its last chat span, and the bucket it is filed under."""
+
+    __slots__ = ("messages", "keys", "last", "bucket")
+
+    def __init__(self, messages: list[tuple[str, Any]], keys: list[str], last: tuple[int, int],
+                 bucket: tuple[int, int]):
+        self.messages, self.keys, self.last, self.bucket = messages, keys, last, bucket
+
+
+def _prefix_hashes(keys: list[str]) -> list[int]:
+    """``out[n]``: a hash of ``keys[:n]``, for every n (one pass)."""
+    out, h = [0], 0
+    for k in keys:
+        h = hash((h, k))
+        out.append(h)
+    return out
+
+
 def _threads(chats: list[_Span]) -> list[tuple[list[tuple[str, Any]], tuple[int, int]]]:
     """The conversations of one trace's chat spans (taken by start time), each with the start
-    of its last chat span."""
-    threads: list[tuple[list[tuple[str, Any]], tuple[int, int]]] = []
+    of its last chat span.
+
+    A span continues the longest thread whose messages its history starts with (the earliest
+    such thread on a tie); the thread then moves to the end of the order. Threads are filed
+    by (length, hash of their message keys), so each prefix of a span's history is looked up
+    once: time linear in the messages of the spans (comparing every thread with every span
+    was quadratic in the spans of a trace).
+    """
+    order: dict[int, _Thread] = {}  # live threads, in the order they were last continued
+    buckets: dict[tuple[int, int], dict[int, None]] = {}
+    made = 0
     for span in sorted(chats, key=lambda s: s.start):
         history = span.history()
         keys = [_key(m) for _, m in history]
-        fits = [t for t in threads if len(t[0]) <= len(keys) and [_key(m) for _, m in t[0]]
-                == keys[: len(t[0])]]
-        if fits:
-            threads.remove(max(fits, key=lambda t: len(t[0])))
-        threads.append((history + span.response(), span.start))
-    return threads
+        hashes = _prefix_hashes(keys)
+        chosen = None
+        for n in range(len(keys), -1, -1):
+            for t in buckets.get((n, hashes[n]), ()):
+                if order[t].keys == keys[:n]:
+                    chosen = t
+                    break
+            if chosen is not None:
+                break
+        if chosen is not None:
+            del buckets[order[chosen].bucket][chosen]
+            del order[chosen]
+        response = span.response()
+        all_keys = keys + [_key(m) for _, m in response]
+        h = hashes[-1]
+        for k in all_keys[len(keys):]:
+            h = hash((h, k))
+        bucket = (len(all_keys), h)
+        order[made] = _Thread(history + response, all_keys, span.start, bucket)
+        buckets.setdefault(bucket, {})[made] = None
+        made += 1
+    return [(t.messages, t.last) for t in order.values()]
 
 
 def _read(source: Source) -> list[Conversation]:
@@ -295,20 +344,27 @@ def _read(source: Source) -> list[Conversation]:
     groups: dict[str, list[_Span]] = {}
     for s in sorted(chats, key=lambda s: s.start):
         groups.setdefault(s.key, []).append(s)
+    # Tool spans by conversation, grouped once (a scan of every span per conversation was
+    # quadratic in an export of many traces).
+    tools_of: dict[str, list[_Span]] = {}
+    for s in sorted((s for s in spans if s.operation == "execute_tool"), key=lambda s: s.start):
+        tools_of.setdefault(s.key, []).append(s)
     out = []
     for key, group in groups.items():
         threads = _threads(group)
-        tools = sorted((s for s in spans if s.key == key and s.operation == "execute_tool"),
-                       key=lambda s: s.start)
+        tools = tools_of.get(key, [])
         for k, (thread, last) in enumerate(threads):
             builder = TurnBuilder(where)
             for here, m in thread:
                 read_message(builder, m, here)
+            unanswered = set(builder.unanswered()) if tools else set()
             for s in tools:  # tools run after the last model call: their results end the run
-                if s.start > last and s.attrs.get("gen_ai.tool.call.id") in builder.unanswered() \
+                call_id = s.attrs.get("gen_ai.tool.call.id")
+                if s.start > last and isinstance(call_id, str) and call_id in unanswered \
                         and "gen_ai.tool.call.result" in s.attrs:
-                    builder.tool(s.attrs["gen_ai.tool.call.id"], as_text(
-                        s.attrs["gen_ai.tool.call.result"]), s.here, fix=_FIX)
+                    builder.tool(call_id, as_text(s.attrs["gen_ai.tool.call.result"]), s.here,
+                                 fix=_FIX)
+                    unanswered.discard(call_id)
             cid = f"{source.stem}/{key}" + (f"/{k}" if len(threads) > 1 else "")
             ids = ({"conversation_id": key} if "gen_ai.conversation.id" in group[0].attrs
                    else {"session_id": key} if "session.id" in group[0].attrs

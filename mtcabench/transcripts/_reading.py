@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from mtcabench.errors import InputError
+from mtcabench.errors import InputError, utf8_text
 from mtcabench.io import ascii_int
 from mtcabench.model import Conversation
 from mtcabench.transcripts._registry import LogFormat, detect, get_format
@@ -19,14 +20,38 @@ def format_of(source: Source, format: str | None = None) -> LogFormat:
     return get_format(format) if format is not None else detect(source)
 
 
-def read_conversations(path: str | Path, format: str | None = None) -> list[Conversation]:
+def read_conversations(path: str | Path, format: str | None = None, *,
+                       id_stem: str | None = None) -> list[Conversation]:
     """Every conversation of a log file, in the order of the log; ``format`` forces one
-    (:data:`~mtcabench.transcripts.FORMATS`), else it is recognised from the file's shape."""
+    (:data:`~mtcabench.transcripts.FORMATS`), else it is recognised from the file's shape.
+    ``id_stem`` replaces the file's stem at the start of the ids (see :func:`id_stems`)."""
     source = load(path)
+    source.id_stem = id_stem
     conversations = format_of(source, format).read(source)
     if not conversations:
         raise InputError(f"{path}: no conversation in the log")
     return conversations
+
+
+def id_stems(paths: Sequence[str | Path]) -> list[str]:
+    """The start of the conversation ids of each of several log files read together: its
+    stem, and where two files share a stem (``a/trace.json``, ``b/trace.json``), as many of
+    its folders as tell them apart (``a/trace``, ``b/trace``). The same file given twice
+    keeps one stem (its ids are duplicates, refused as such)."""
+    resolved = [Path(os.path.abspath(p)) for p in paths]
+    stems = [utf8_text(p.stem) for p in resolved]
+    for stem in set(stems):
+        group = [k for k, s in enumerate(stems) if s == stem]
+        distinct = {resolved[k] for k in group}
+        if len(distinct) < 2:
+            continue
+        for depth in range(1, max(len(resolved[k].parts) for k in group)):
+            names = {k: "/".join([*resolved[k].parent.parts[-depth:], stem]) for k in group}
+            if len(set(names.values())) == len(distinct):
+                break
+        for k in group:
+            stems[k] = utf8_text(names[k].lstrip("/"))
+    return stems
 
 
 def conversations_from_value(value: Any, format: str | None = None) -> list[Conversation]:

@@ -21,7 +21,7 @@ from mtcabench.model import Conversation, Turn
 from mtcabench.transcripts._chat import TRANSCRIPT_SOURCE, content_text
 from mtcabench.transcripts._registry import NO, PLAUSIBLE, SURE, LogFormat, register_format
 from mtcabench.transcripts._source import Source
-from mtcabench.transcripts._turns import TurnBuilder, join_parts, name_of, tool_call
+from mtcabench.transcripts._turns import CallList, TurnBuilder, join_parts, name_of, tool_call
 
 NAME, TITLE = "openai-responses", "OpenAI Responses"
 ITEM_TYPES = {"message", "function_call", "function_call_output", "reasoning"}
@@ -62,7 +62,7 @@ def _input_item(builder: TurnBuilder, item: Any, here: str) -> Turn:
 
 def _response(builder: TurnBuilder, items: Sequence[tuple[str, dict]]) -> Turn | None:
     """One assistant turn from a model response's items (None: reasoning only)."""
-    texts, calls = [], []
+    texts, calls = [], CallList()
     for here, item in items:
         if item.get("type", "message") == "message":
             texts.append(content_text(item.get("content"), here))

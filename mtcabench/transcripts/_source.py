@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mtcabench.errors import InputError
-from mtcabench.io import JSONError, loads, not_utf8
+from mtcabench.errors import InputError, utf8_text
+from mtcabench.io import JSONError, input_file, loads, not_utf8, split_lines
 
 #: The first bytes of a zip archive (an Inspect ``.eval`` log).
 ZIP_MAGIC = b"PK\x03\x04"
@@ -22,28 +22,33 @@ class Source:
     path: Path | None = None
     json_lines: bool = False
     archive: bool = False
+    #: The start of its conversation ids when the file's stem is not enough (two logs of
+    #: one name in different folders, read together): see ``read_conversations``.
+    id_stem: str | None = None
 
     @property
     def label(self) -> str:
         """How errors name it: the path, or ``messages`` for a Python value."""
-        return str(self.path) if self.path is not None else "messages"
+        return utf8_text(str(self.path)) if self.path is not None else "messages"
 
     @property
     def stem(self) -> str:
-        """The start of every conversation id read from it."""
-        return self.path.stem if self.path is not None else "transcript"
+        """The start of every conversation id read from it (a file name that is not UTF-8
+        gets U+FFFD for its bad bytes: an id is written as UTF-8)."""
+        if self.id_stem is not None:
+            return self.id_stem
+        return utf8_text(self.path.stem) if self.path is not None else "transcript"
 
     def origin(self, format: str, **ids: Any) -> dict[str, Any]:
         """``metadata.origin`` of a conversation read from it: file, format, the log's ids."""
-        return {"file": self.path.name if self.path is not None else None, "format": format,
+        return {"file": utf8_text(self.path.name) if self.path is not None else None,
+                "format": format,
                 **{k: v for k, v in ids.items() if v is not None}}
 
 
 def load(path: str | Path) -> Source:
     """Read ``path`` as JSON, JSON Lines (each line an object) or a zip archive."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"{path}: no such file")
+    path = input_file(path, "an agent log file")
     data = path.read_bytes()
     if data.startswith(ZIP_MAGIC):
         return Source(None, path, archive=True)
@@ -60,7 +65,7 @@ def load(path: str | Path) -> Source:
             raise InputError.at(path, exc.reason, line=exc.line) from None
     # More than one value: JSON Lines, each line checked here.
     lines = []
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(split_lines(text), 1):
         if not line.strip():
             continue
         try:

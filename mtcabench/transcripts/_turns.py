@@ -12,15 +12,17 @@ arguments are a JSON object (or a string holding one), and parts are joined as
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
 from mtcabench.errors import InputError
-from mtcabench.io import JSONError, format_validation_error, loads
+from mtcabench.io import JSONError, format_validation_error, loads, non_finite
 from mtcabench.model import Conversation, Role, ToolCall, Turn
 from mtcabench.openai_content import PLACEHOLDERS, SEPARATOR
+
+T = TypeVar("T")
 
 #: Placeholders of parts that carry no text, by modality (the chat reader's, reused).
 IMAGE, AUDIO, FILE = PLACEHOLDERS["image"], PLACEHOLDERS["audio"], PLACEHOLDERS["file"]
@@ -54,18 +56,37 @@ def call_arguments(raw: Any, here: str) -> dict[str, Any]:
                              "object as a string") from None
     if not isinstance(raw, dict):
         raise InputError(f"{here}: arguments are a {type(raw).__name__}; expected a JSON object")
+    if (at := non_finite(raw, "arguments")) is not None:  # given as a Python value
+        raise InputError(f"{here}: {at} is NaN or infinite, a number JSON cannot carry (it "
+                         "would be written as null); give it as a string or a finite number")
     return raw
+
+
+class CallList(list):
+    """The calls of one model response as a reader collects them, with the set of their ids:
+    a response with thousands of parallel calls is checked for a reused id in linear time
+    (a scan of the list per call was quadratic)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+
+    def append(self, call: ToolCall) -> None:
+        super().append(call)
+        self.ids.add(call.id)
 
 
 def tool_call(call_id: Any, name: Any, arguments: Any, here: str,
               issued: Sequence[ToolCall] = ()) -> ToolCall:
-    """One tool call of a model response; ``issued``: the calls of the same response so far."""
+    """One tool call of a model response; ``issued``: the calls of the same response so far
+    (a :class:`CallList`, whose ids are looked up, not scanned)."""
     if not isinstance(name, str) or not name:
         raise InputError(f"{here}: a tool call without a tool name")
     if not isinstance(call_id, str) or not call_id:
         raise InputError(f"{here} ({name}): has no id; tool results name the call they answer "
                          "by its id")
-    if any(c.id == call_id for c in issued):
+    if (call_id in issued.ids if isinstance(issued, CallList)
+            else any(c.id == call_id for c in issued)):
         raise InputError(f"{here}: call id {call_id!r} used twice in one message; each parallel "
                          "call needs its own id")
     return ToolCall(id=call_id, name=name, arguments=call_arguments(arguments, here))
@@ -78,6 +99,7 @@ class TurnBuilder:
         self.where = where
         self.turns: list[Turn] = []
         self._calls: dict[str, str] = {}  # call id -> tool name, the latest issue wins
+        self._journal: list[tuple[str, str | None]] | None = None  # undo log of read_ahead
 
     def copy(self) -> TurnBuilder:
         """A builder in the same state, to read ahead without changing this one."""
@@ -85,6 +107,23 @@ class TurnBuilder:
         other.turns = list(self.turns)
         other._calls = dict(self._calls)
         return other
+
+    def read_ahead(self, read: Callable[[TurnBuilder], T]) -> T:
+        """``read(self)``, then every turn and call it added undone: what :meth:`copy` gives,
+        in time proportional to what was read, not to the turns so far (a long session read
+        message by message would copy its whole history each time)."""
+        n, self._journal = len(self.turns), []
+        journal = self._journal
+        try:
+            return read(self)
+        finally:
+            self._journal = None
+            del self.turns[n:]
+            for call_id, old in reversed(journal):
+                if old is None:
+                    self._calls.pop(call_id, None)
+                else:
+                    self._calls[call_id] = old
 
     @property
     def last_role(self) -> Role | None:
@@ -104,6 +143,8 @@ class TurnBuilder:
             raise ValueError(f"turn {turn.index} appended as turn {len(self.turns)}")
         self.turns.append(turn)
         for call in turn.tool_calls:
+            if self._journal is not None:
+                self._journal.append((call.id, self._calls.get(call.id)))
             self._calls[call.id] = call.name
 
     def system(self, text: str, here: str) -> Turn:

@@ -25,7 +25,7 @@ from mtcabench.annotate.llm.policy import RequestFailed
 from mtcabench.annotate.llm.providers import OPENAI_BATCH_URL
 from mtcabench.annotate.llm.wire import Answer, ChatRequest
 from mtcabench.errors import InputError, ServiceError
-from mtcabench.io import JSONError, atomic_write, loads, parse_json
+from mtcabench.io import JSONError, atomic_write, loads, parse_json, split_lines
 
 if TYPE_CHECKING:
     from mtcabench.annotate.llm.client import ApiClient
@@ -213,7 +213,7 @@ class BatchRunner:
             lambda sdk, h: sdk.files.with_raw_response.content(file_id, extra_headers=h),
             what="batch results", parse=lambda r: self.client.redactor.text(r.text),
             whole=False)
-        for line in text.splitlines():
+        for line in split_lines(text):
             if not line.strip():
                 continue
             try:

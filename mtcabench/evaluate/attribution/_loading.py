@@ -74,8 +74,20 @@ def _gguf_cache_key(path: Path) -> str:
     return f"{path.stem}-{digest[:12]}"
 
 
+def _check_cache_folder(folder: Path) -> None:
+    """Refuse, before a conversion of many seconds, a model cache that cannot be a folder: a
+    file (or a FIFO, a device) at its path or at one of the folders above it."""
+    for part in (folder, *folder.parents):
+        if part.is_dir():
+            return
+        if os.path.lexists(part):
+            raise InputError(f"{part}: the model cache folder (or one above it) is a file; move "
+                             "it, or set MTCABENCH_MODEL_CACHE to a folder")
+
+
 def _convert_gguf(gguf: Path, target: Path) -> None:
     """Dequantise a GGUF model into a transformers folder at ``target`` (written atomically)."""
+    _check_cache_folder(target.parent)
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     if importlib.util.find_spec("gguf") is None:

@@ -52,7 +52,12 @@ import torch
 from mtcabench.errors import InputError
 from mtcabench.evaluate.attribution._attention import RowHooks, attention_modules, layer_attention_rows, row_chunks
 from mtcabench.evaluate.attribution._engine import best_sentences, turn_shares
-from mtcabench.evaluate.attribution._loading import DEFAULT_MODEL, LoadedModel, load_model
+from mtcabench.evaluate.attribution._loading import (
+    DEFAULT_MODEL,
+    LoadedModel,
+    load_model,
+    model_limits,
+)
 from mtcabench.evaluate.methods._conversation import SentencesFn, with_evidence
 from mtcabench.evaluate.methods._methods import get_methods
 from mtcabench.evaluate.online._scorers import online_head_weights
@@ -132,6 +137,11 @@ class Tracer:
             self.loaded.device)
         self.limit = min(settings.max_tokens or self.loaded.context_length,
                          self.loaded.context_length)
+        # The most characters one token can cover (the longest vocabulary entry, twice: as
+        # explain's TOKEN_SPAN_MARGIN): a turn whose text is longer than the limit in tokens
+        # times this is refused before it is rendered or tokenised (a 4 MB message took 8 s
+        # of tokenising to be refused).
+        self._chars_per_token = 2 * model_limits(self.loaded)[1]
         self.conversation_id = conversation_id
         params = inspect.signature(self.loaded.model.forward).parameters
         # transformers 5 names the cache argument ``cache`` (``past_key_values`` before).
@@ -152,6 +162,7 @@ class Tracer:
         self._done_ids = np.zeros(0, dtype=np.int64)
         self._done_sentences = np.zeros(0, dtype=np.int64)
         self._conversation: Conversation | None = None
+        self._chars = 0  # characters of the turns' texts so far (for the early refusal)
         self.stats = OnlineStats()
 
     @property
@@ -208,6 +219,14 @@ class Tracer:
         return turns
 
     def _add_turn(self, turn: Turn) -> None:
+        chars = self._chars + len(turn.text.strip())
+        if chars // self._chars_per_token > self.limit:
+            raise InputError(
+                f"tracer {self.conversation_id}, turn {turn.index}: the conversation would be "
+                f"{chars:,} characters, at least {chars // self._chars_per_token:,} tokens, "
+                f"beyond the {self.limit}-token limit of {self.loaded.name}; nothing is cut: "
+                "the turn was not added (start a new Tracer, or use a model with a longer "
+                "context)")
         state = self._render_with(turn)
         layout = state.layout
         if layout.num_tokens > self.limit:
@@ -220,6 +239,7 @@ class Tracer:
         if keep < len(self._done_ids):
             self._crop(keep)
         self._reader.append(turn)
+        self._chars = chars
         self._state = state
         self._conversation = None
         self.stats.turns = len(self.turns)

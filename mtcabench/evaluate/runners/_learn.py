@@ -11,10 +11,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mtcabench.benchmark import load_benchmark
-from mtcabench.evaluate._settings import AT2_LEARN, DEFAULT_DEVICE, TraceSettings
+from mtcabench.evaluate._settings import (
+    AT2_LEARN,
+    DEFAULT_DEVICE,
+    MAX_ABLATION_PASSES,
+    TraceSettings,
+)
 from mtcabench.evaluate.attribution._loading import DEFAULT_MODEL
 from mtcabench.evaluate.runners._run import input_files
-from mtcabench.io import check_outputs_are_not_inputs
+from mtcabench.errors import InputError
+from mtcabench.io import check_outputs_are_not_inputs, seed_problem
 
 if TYPE_CHECKING:
     from mtcabench.evaluate.attribution._at2 import At2Weights
@@ -29,6 +35,14 @@ def learn_at2_from_benchmark(
 ) -> At2Weights:
     """Learn the weights for ``model`` from (at most ``conversations``) conversations of the
     benchmark and write them to ``out``; checked before the model loads."""
+    if (why := seed_problem(seed)) is not None:
+        raise InputError(f"--{why}")
+    if not 2 <= masks <= MAX_ABLATION_PASSES or not 0 < keep < 1:
+        raise InputError(f"--masks must be 2 to {MAX_ABLATION_PASSES} and --keep between 0 and "
+                         f"1, got {masks} and {keep}")
+    if not 0 <= heldout < 1 or iterations < 1:
+        raise InputError(f"--heldout must be in [0, 1) and --iterations at least 1, got "
+                         f"{heldout} and {iterations}")
     bench = load_benchmark(benchmark)
     check_outputs_are_not_inputs(input_files(bench), [out])
     by_conv = bench.spans_by_conversation()

@@ -1,7 +1,9 @@
 """What the run's page shows, gathered once in Python: every span, its gold graph, and each
 submission's prediction and per-span scores, as one JSON document for the page's script.
 
-Text is stored once: a conversation's turns refer to a table of distinct texts, so that a
+Offsets (a span's, an evidence range's) are sent in UTF-16 code units, the unit JavaScript
+slices strings by (:func:`~mtcabench.model.browser_offset`): after an emoji, a code-point
+offset would highlight beside the value. Text is stored once: a conversation's turns refer to a table of distinct texts, so that a
 system policy repeated in every run weighs once, not once per conversation. Nothing here is
 HTML: the page builds its elements from these values as text, so no value can become markup.
 """
@@ -13,7 +15,7 @@ from pathlib import Path
 
 from mtcabench.benchmark import Benchmark
 from mtcabench.errors import InputError
-from mtcabench.model import DependencyType, Role
+from mtcabench.model import DependencyType, Role, browser_offset
 from mtcabench.results.metrics import EVIDENCE_K, gold_evidence
 from mtcabench.scoring.scorer import score_spans
 from mtcabench.scoring.show import _COLOURS, _ROLE_FILL
@@ -49,12 +51,19 @@ def view_data(benchmark: Benchmark, submissions: Sequence[str | Path]) -> dict:
         conv_index[conv.id] = len(conversations)
         conversations.append({"id": conv.id, "source": conv.source, "domain": conv.domain,
                               "turns": [[t.role.value, text_id(t.text)] for t in conv.turns]})
+    def units(span, turn: int, offset: int) -> int:
+        # Offsets reach the page in UTF-16 code units, as JavaScript slices strings.
+        turns = benchmark.conversations[span.conversation_id].turns
+        return browser_offset(turns[turn].text, offset) if 0 <= turn < len(turns) else offset
+
     spans = [{
         "id": s.id, "conv": conv_index[s.conversation_id], "turn": s.span.turn,
-        "start": s.span.start, "end": s.span.end, "type": s.dependency_type.value,
+        "start": units(s, s.span.turn, s.span.start), "end": units(s, s.span.turn, s.span.end),
+        "type": s.dependency_type.value,
         "depth": s.depth, "source": s.source, "sources": list(s.sources),
         "gold": [[e.child, e.parent] for e in s.graph.edges],
-        "evidence": [[c, p, a, b] for (c, p), (a, b) in gold_evidence(s.graph.edges).items()],
+        "evidence": [[c, p, units(s, p, a), units(s, p, b)]
+                     for (c, p), (a, b) in gold_evidence(s.graph.edges).items()],
     } for s in benchmark.spans]
     methods = []
     for sub, label in zip(subs, _labels(subs)):
@@ -64,7 +73,8 @@ def view_data(benchmark: Benchmark, submissions: Sequence[str | Path]) -> dict:
             entry = sub.entries.get(span.id)
             edges = [] if entry is None or entry.skipped else [
                 [e.child, e.parent, e.score,
-                 [[x.start, x.end, x.score] for x in e.sentences or []]] for e in entry.edges]
+                 [[units(span, e.parent, x.start), units(span, e.parent, x.end), x.score]
+                  for x in e.sentences or []]] for e in entry.edges]
             rows.append({
                 "status": sub.status(span.id), "edges": edges,
                 "edge_f1": round(score.edge_f1, 4),

@@ -1,0 +1,62 @@
+"""The evaluator's option values are checked in one place before any work: a negative or huge
+seed, ablation passes past the stated bound, a NaN or infinite ablation alpha, each one line
+with exit code 3 (no model loaded, no benchmark read, nothing written)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from typer.testing import CliRunner
+
+from mtcabench.cli import app
+from mtcabench.errors import ExitCode
+from mtcabench.evaluate import TraceSettings
+from mtcabench.evaluate._settings import MAX_ABLATION_PASSES, SettingsError
+from mtcabench.io import MAX_SEED
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize("field, value, words", [
+    ("seed", -1, "seed must be"),
+    ("seed", MAX_SEED + 1, "seed must be"),
+    ("ablation_passes", MAX_ABLATION_PASSES + 1, "ablation passes must be"),
+    ("ablation_passes", 100_000_000, "ablation passes must be"),
+    ("ablation_passes", 1, "ablation passes must be"),
+    ("ablation_alpha", math.nan, "ablation alpha"),
+    ("ablation_alpha", math.inf, "ablation alpha"),
+    ("ablation_alpha", -0.1, "ablation alpha"),
+    ("ablation_keep", math.nan, "ablation keep"),
+    ("attntrace_keep", math.nan, "AttnTrace keep"),
+    ("attntrace_subsamples", 0, "AttnTrace subsamples"),
+])
+def test_out_of_range_settings_are_refused(field, value, words):
+    with pytest.raises(SettingsError, match=words):
+        TraceSettings(**{field: value})
+
+
+def test_settings_in_range_are_kept():
+    s = TraceSettings(seed=MAX_SEED, ablation_passes=MAX_ABLATION_PASSES, ablation_alpha=0.0)
+    assert (s.seed, s.ablation_passes, s.ablation_alpha) == (MAX_SEED, MAX_ABLATION_PASSES, 0.0)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--seed", "-1"], "seed must be"),
+    (["--ablation-passes", "100000000"], "ablation passes must be"),
+    (["--ablation-alpha", "nan"], "ablation alpha"),
+    (["--ablation-alpha", "inf"], "ablation alpha"),
+])
+def test_trace_refuses_bad_option_values_before_any_work(tmp_path, args, words):
+    res = runner.invoke(app, ["trace", "-b", str(tmp_path / "no-benchmark"), "--method",
+                              "recency", "--out", str(tmp_path / "o.jsonl"), *args])
+    assert res.exit_code == ExitCode.BAD_INPUT, res.output
+    assert words in res.output and "Traceback" not in res.output
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_score_refuses_a_negative_seed(tmp_path):
+    res = runner.invoke(app, ["score", str(tmp_path / "s.jsonl"), "-b", str(tmp_path),
+                              "--seed", "-1"])
+    assert res.exit_code == ExitCode.BAD_INPUT, res.output
+    assert "seed must be" in res.output and "Traceback" not in res.output
