@@ -129,7 +129,7 @@ def seed_problem(seed: Any) -> str | None:
     """Why ``seed`` is no seed (a negative number reached numpy as a traceback), else None.
     The one check of every ``--seed``: trace, explain, demo, score, at2-learn."""
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
-        return f"seed must be a whole number from 0 to {MAX_SEED}, got {seed!r}"
+        return f"seed must be 0 or more (a whole number, at most {MAX_SEED}), got {seed!r}"
     return None
 
 

@@ -124,8 +124,8 @@ def serve(
 
     if out is not None:
         # Refused now, not after a review session: the output must be writable and no input.
-        check_output_path(out)
         check_outputs_are_not_inputs([candidates, conversations], [out])
+        check_output_path(out)
     with open_review(candidates, conversations, project=project, data_dir=data_dir,
                      embedded=True) as session:
         _print_push(session.push)

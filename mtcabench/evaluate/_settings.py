@@ -91,8 +91,9 @@ class TraceSettings:
         if not 0 <= self.evidence_sentences <= 16:
             raise SettingsError("evidence_sentences must be 0 to 16 (a submission's limit), "
                                 f"got {self.evidence_sentences}")
-        # The option checks of the evaluator, in one place (the CLI's --seed, --ablation-*,
-        # --attntrace-* reach here): a value out of range is one line, before any model loads.
+        # The option checks of the evaluator, in one place (the CLI's --seed and --ablation-*
+        # reach here): a value out of range is one line, before any model loads. (AttnTrace's
+        # keep and top tokens are checked by its scorer.)
         if (why := seed_problem(self.seed)) is not None:
             raise SettingsError(why)
         if not 2 <= self.ablation_passes <= MAX_ABLATION_PASSES:
@@ -103,14 +104,10 @@ class TraceSettings:
         if not (math.isfinite(self.ablation_alpha) and self.ablation_alpha >= 0):
             raise SettingsError("ablation alpha (LASSO's L1 weight) must be a finite number "
                                 f"at least 0, got {self.ablation_alpha}")
-        if not 1 <= self.attntrace_subsamples <= MAX_ABLATION_PASSES:
-            raise SettingsError(f"AttnTrace subsamples must be 1 to {MAX_ABLATION_PASSES}, got "
+        if self.attntrace_subsamples > MAX_ABLATION_PASSES:  # the lower bounds: AttnTrace's
+            raise SettingsError(f"AttnTrace subsamples must be at most {MAX_ABLATION_PASSES} "
+                                f"(forward passes per conversation), got "
                                 f"{self.attntrace_subsamples}")
-        if not 0 < self.attntrace_keep <= 1:
-            raise SettingsError(f"AttnTrace keep must be in (0, 1], got {self.attntrace_keep}")
-        if self.attntrace_top_tokens < 1:
-            raise SettingsError("AttnTrace top tokens must be at least 1, got "
-                                f"{self.attntrace_top_tokens}")
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ import numpy as np
 from mtcabench.baselines import FLOORS
 from mtcabench.benchmark import Benchmark, load_benchmark, origin_paths
 from mtcabench.errors import InputError
+from mtcabench.io import seed_problem
 from mtcabench.model import BenchmarkSpan, DependencyType, SubmissionHeader
 from mtcabench.scoring.bootstrap import (
     CONFIDENCE,
@@ -220,8 +221,8 @@ def _reports(
     """
     if resamples < 0:
         raise InputError(f"--resamples must be 0 or more, got {resamples}")
-    if seed < 0:
-        raise InputError(f"--seed must be 0 or more, got {seed}")
+    if (why := seed_problem(seed)) is not None:
+        raise InputError(f"--{why}")
     rows: list[list[ReportRow]] = [[] for _ in scored]
     compared: list[ComparisonRow] = []
     hal = scored[0].matrix[:, columns().index("hallucination")]

@@ -52,7 +52,7 @@ def test_lasso_meets_its_optimality_conditions():
 
 
 def test_settings_are_checked():
-    with pytest.raises(InputError, match="passes >= 2"):
+    with pytest.raises(InputError, match="ablation passes must be 2 to"):
         make_scorer("ablation", TraceSettings(ablation_passes=1), None)
     assert make_scorer("ablation", TraceSettings(), None).parameters()["passes"] == 32
 

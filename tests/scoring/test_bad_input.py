@@ -72,10 +72,10 @@ def case_lines(ids) -> dict[str, tuple[list, tuple[str, ...]]]:
                          (":2", "after the target turn 4")),
         "nan-score": ([HEADER, '{"span_id": "' + t + '", "edges": [{"child": 4, '
                                '"parent": 3, "score": NaN}]}'],
-                      (":2", "score nan", "finite")),
+                      (":2", "a number JSON cannot carry (NaN or Infinity)")),
         "infinite-score": ([HEADER, '{"span_id": "' + t + '", "edges": [{"child": 4, '
                                     '"parent": 3, "score": Infinity}]}'],
-                           (":2", "score inf")),
+                           (":2", "a number JSON cannot carry (NaN or Infinity)")),
         "malformed-json": ([HEADER, {"span_id": t, "edges": []}, '{"span_id": "x", "edges": ['],
                            (":3", "malformed JSON")),
         "not-an-object": ([HEADER, "[1, 2]"], (":2", "expected a JSON object, got list")),
