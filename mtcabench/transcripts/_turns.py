@@ -48,6 +48,7 @@ def call_arguments(raw: Any, here: str) -> dict[str, Any]:
     """A call's arguments: a JSON object, or a string holding one (empty: no arguments)."""
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return {}
+    given = raw  # a JSON text is checked by loads; a Python value is walked below
     if isinstance(raw, str):
         try:
             raw = loads(raw)
@@ -56,7 +57,7 @@ def call_arguments(raw: Any, here: str) -> dict[str, Any]:
                              "object as a string") from None
     if not isinstance(raw, dict):
         raise InputError(f"{here}: arguments are a {type(raw).__name__}; expected a JSON object")
-    if (at := non_finite(raw, "arguments")) is not None:  # given as a Python value
+    if given is raw and (at := non_finite(raw, "arguments")) is not None:  # a Python value
         raise InputError(f"{here}: {at} is NaN or infinite, a number JSON cannot carry (it "
                          "would be written as null); give it as a string or a finite number")
     return raw
