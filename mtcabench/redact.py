@@ -6,13 +6,18 @@ error page or a response header, plainly or encoded (``\\uXXXX`` escapes, URL-en
 entities, JSON-escaped ``\\/``). Every secret the process holds is known here: the values the
 service clients register when they are built (an LLM endpoint's key, whatever ``--api-key``
 gave, the Label Studio key, the Hub token) and the values of the environment variables in
-:data:`SECRET_ENV`. :func:`redact` replaces each of them in any of those spellings, and the
-value of any ``Authorization``-like header and any password written into a URL, with
-:data:`REDACTED`.
+:data:`SECRET_ENV`, each only when it looks like a key (:func:`looks_secret`: long enough, not
+one ordinary word, enough entropy; ``OPENAI_API_KEY=ollama`` is no secret, and "ollama" stays
+in a user's records). :func:`redact` replaces each of them in any of those spellings, base64
+and split across a line break included, and the value of any ``Authorization``-like header,
+any password written into a URL and any key of a published shape (``sk-``, ``hf_``, ``ghp_``)
+with :data:`REDACTED`.
 
 Where it applies: every :class:`~mtcabench.errors.MtcaError` message (so every one-line error
-of the CLI), everything the writers of :mod:`mtcabench.io` write as text (records, summaries,
-reports, pages), and the LLM answers before they are cached or parsed. A text is
+of the CLI), everything a command prints on stdout and stderr (:func:`redacted_output`, which
+the CLI runs every command in: ``explain``'s trees too), everything the writers of
+:mod:`mtcabench.io` write as text (records, summaries, reports, pages), and the LLM answers
+before they are cached or parsed. A text is
 redacted *before* it is cut to a length (:func:`clip`), so that a cut cannot leave part of a
 key behind.
 """

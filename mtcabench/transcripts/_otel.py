@@ -304,8 +304,7 @@ def _threads(chats: list[_Span]) -> list[tuple[list[tuple[str, Any]], tuple[int,
     """
     order: dict[int, _Thread] = {}  # live threads, in the order they were last continued
     buckets: dict[tuple[int, int], dict[int, None]] = {}
-    made = 0
-    for span in sorted(chats, key=lambda s: s.start):
+    for made, span in enumerate(sorted(chats, key=lambda s: s.start)):
         history = span.history()
         keys = [_key(m) for _, m in history]
         hashes = _prefix_hashes(keys)
@@ -328,7 +327,6 @@ def _threads(chats: list[_Span]) -> list[tuple[list[tuple[str, Any]], tuple[int,
         bucket = (len(all_keys), h)
         order[made] = _Thread(history + response, all_keys, span.start, bucket)
         buckets.setdefault(bucket, {})[made] = None
-        made += 1
     return [(t.messages, t.last) for t in order.values()]
 
 
