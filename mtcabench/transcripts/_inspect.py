@@ -17,7 +17,7 @@ import zlib
 from typing import Any
 
 from mtcabench.errors import InputError
-from mtcabench.io import JSONError, loads
+from mtcabench.io import JSONError, loads, not_utf8
 from mtcabench.model import Conversation, Turn
 from mtcabench.redact import clip
 from mtcabench.transcripts._chat import TRANSCRIPT_SOURCE
@@ -107,10 +107,13 @@ def _samples(source: Source, where: str) -> list[tuple[str, Any]]:
                 name = info.filename
                 if name.startswith("samples/") and name.endswith(".json"):
                     here = f"{where}, {name}"
+                    data = read_member(z, info, here)
                     try:
-                        out.append((here, loads(read_member(z, info, here))))
+                        out.append((here, loads(data.decode("utf-8"))))
+                    except UnicodeDecodeError as exc:
+                        raise InputError(f"{here}: {not_utf8(data, exc)}") from None
                     except JSONError as exc:
-                        raise InputError(f"{here}: malformed JSON ({exc.reason})") from None
+                        raise InputError(f"{here}: {exc.reason}") from None
     except (zipfile.BadZipFile, OSError) as exc:
         raise InputError(f"{where}: not a readable .eval archive ({exc})") from None
     return out
@@ -200,7 +203,7 @@ def _sniff(source: Source) -> int:
             with zipfile.ZipFile(source.path) as z:
                 names = z.namelist()
         except (zipfile.BadZipFile, OSError):
-            return NO
+            return SURE  # the only archive format: its reader names the damage
         return SURE if "header.json" in names or any(n.startswith("samples/") for n in names) \
             else NO
     value = source.value

@@ -184,6 +184,23 @@ def test_a_member_whose_header_lies_about_its_size_is_one_line(tmp_path):
             inspect_reader.read_member(z, info, "bomb.eval", limit=1 << 20)
 
 
+def test_a_truncated_eval_archive_is_named_as_damaged(tmp_path):
+    whole = _archive(tmp_path / "whole.eval", _sample()).read_bytes()
+    cut = tmp_path / "cut.eval"
+    cut.write_bytes(whole[:60])
+    res = ingest(tmp_path, cut)
+    assert res.exit_code == ExitCode.BAD_INPUT
+    assert "not a readable .eval archive" in one_line(res.output)
+
+
+def test_an_eval_member_that_is_not_utf8_says_so(tmp_path):
+    path = _archive(tmp_path / "latin.eval", b'{"id": 1, "messages": [], "x": "caf\xe9"}')
+    res = ingest(tmp_path, path)
+    assert res.exit_code == ExitCode.BAD_INPUT
+    line = one_line(res.output)
+    assert "samples/1_epoch_1.json" in line and "not UTF-8" in line
+
+
 # ---------------------------------------------------------------- Inspect messages
 
 
