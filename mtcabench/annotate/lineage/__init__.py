@@ -37,7 +37,9 @@ before it: ``_config`` (rule sets, settings, stop list, rule reasons and the sum
 turn), ``_occurrences`` (where values stand, the parent rule), ``_tracing`` (the record
 anchor, backward tracing into graphs, bounded by ``MAX_GRAPH_TURNS``), ``_spans`` (span selection per
 answer turn), ``_clauses`` (multi-source clauses), ``_hallucination`` and ``_claims`` (the
-contradiction decisions) and ``_propose`` (the public entry). A new rule set is a new entry
+contradiction decisions; ``_elapsed``: v3's elapsed-time claims), ``_propose`` (the public
+entry) and ``_counterfactual`` (hallucinations made by replacing an answer's value with
+another entity's, on top of the tracing). A new rule set is a new entry
 of ``RULE_SETS``; an existing one never changes.
 """
 
@@ -55,6 +57,11 @@ from mtcabench.annotate.lineage._config import (
 )
 from mtcabench.annotate.lineage._config import EXCLUDE_REASONS as EXCLUDE_REASONS
 from mtcabench.annotate.lineage._config import SKIP_REASONS as SKIP_REASONS
+from mtcabench.annotate.lineage._counterfactual import (
+    COUNTERFACTUAL_VERSION,
+    conversation_counterfactuals,
+    propose_counterfactuals,
+)
 from mtcabench.annotate.lineage._propose import (
     lineage_annotator,
     propose_conversation,
@@ -66,6 +73,7 @@ from mtcabench.annotate.lineage._values import find_value as find_value
 from mtcabench.annotate.lineage._values import json_leaves as json_leaves
 
 __all__ = [
+    "COUNTERFACTUAL_VERSION",
     "DEFAULT_STOP_LIST",
     "RULES_VERSION",
     "RULE_SETS",
@@ -74,8 +82,10 @@ __all__ = [
     "LineageSummary",
     "Value",
     "classify",
+    "conversation_counterfactuals",
     "lineage_annotator",
     "make_value",
     "propose_conversation",
+    "propose_counterfactuals",
     "propose_lineage",
 ]

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from mtcabench.benchmark import Benchmark
 from mtcabench.errors import InputError
+from mtcabench.graph import path_hops
 from mtcabench.model import DependencyType, Role
 from mtcabench.results.metrics import EVIDENCE_K, gold_evidence
 from mtcabench.scoring.scorer import score_spans
@@ -52,7 +53,8 @@ def view_data(benchmark: Benchmark, submissions: Sequence[str | Path]) -> dict:
     spans = [{
         "id": s.id, "conv": conv_index[s.conversation_id], "turn": s.span.turn,
         "start": s.span.start, "end": s.span.end, "type": s.dependency_type.value,
-        "depth": s.depth, "source": s.source, "sources": list(s.sources),
+        "depth": s.depth, "hops": list(path_hops(s.graph)), "origin": s.origin.value,
+        "source": s.source, "sources": list(s.sources),
         "gold": [[e.child, e.parent] for e in s.graph.edges],
         "evidence": [[c, p, a, b] for (c, p), (a, b) in gold_evidence(s.graph.edges).items()],
     } for s in benchmark.spans]
