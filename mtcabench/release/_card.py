@@ -181,7 +181,7 @@ def card_values(manifest: ReleaseManifest, floors: Sequence[str] = ()) -> dict[s
         "span_fields": _block(_fields(BenchmarkSpan, {}, () if "by_origin" in st
                                       else ("origin", "counterfactual"))),
         "types_and_hops": _block(_types_and_hops(st)),
-        "origins": _block(_origins(st)),
+        "origins": _block(_origins(st, manifest)),
         "conversation_fields": _block(_fields(Conversation, {})),
         "by_type": _block(_table(
             ["dependency type", "meaning", *srcs, "all", "share"],
@@ -275,10 +275,23 @@ def _types_and_hops(st: dict) -> list[str]:
         "from the target, of those the one with the most content hops.", ""]
 
 
-def _origins(st: dict) -> list[str]:
+def _origins(st: dict, manifest: ReleaseManifest) -> list[str]:
     """Real and counterfactual spans apart (only in a release holding counterfactuals)."""
     if "by_origin" not in st:
         return []
+    checked: list[str] = []
+    for a in manifest.recipe["annotators"]:
+        check = (resources.lineage_handcheck(a["rules_version"])
+                 if a.get("name") == "counterfactual" and a.get("rules_version") else None)
+        if check:
+            k = sum(1 for x in check["spans"] if x["verdict"] == "correct")
+            n = len(check["spans"])
+            lo, hi = wilson(k, n)
+            checked += [f"Checked by hand (`{a['rules_version']}`, {check['sample']}): {k}/{n} "
+                        "edits are plain wrong values of their answers, primed by the graph's "
+                        f"source (95% Wilson interval {100 * lo:.1f}%-{100 * hi:.1f}%; "
+                        f"`mtcabench/resources/lineage/handcheck-{a['rules_version']}.json`).",
+                        ""]
     by, cf = st["by_origin"], st["counterfactual"]
     types = [t.value for t in DependencyType]
     return [
@@ -293,6 +306,7 @@ def _origins(st: dict) -> list[str]:
         "the lineage edge rule) and that turn's sources, and `counterfactual` holds the edit. "
         "Read scores on them apart from the real spans: `mtcabench score` reports every "
         "metric by origin.", "",
+        *checked,
         *_table(["origin", *types, "all"],
                 [[o, *[by[o][t] for t in types], sum(by[o].values())] for o in by]),
         "Counterfactual spans by field edited:", "",
