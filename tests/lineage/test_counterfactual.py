@@ -3,12 +3,38 @@ the value of the same field that its tool result gives for another entity."""
 
 from __future__ import annotations
 
+import json
+
 from mtcabench.annotate.lineage import conversation_counterfactuals, propose_counterfactuals
 from mtcabench.annotate.lineage._counterfactual import field_name, written_like
 from mtcabench.graph import check_graph
 from mtcabench.io import dump_record
-from mtcabench.model import Candidate, SpanOrigin
-from tests.lineage.test_rules_v2 import POLICY, build, edges
+from mtcabench.model import Candidate, Conversation, Role, SpanOrigin, ToolCall, Turn
+
+
+def build(*specs, cid="t/2") -> Conversation:
+    """Turns from short specs (those of test_rules_v2.py): ("s"|"u"|"a", text),
+    ("call", [(id, name, args)], text), ("tool", call id, result)."""
+    turns = []
+    for i, spec in enumerate(specs):
+        if spec[0] in ("s", "u", "a"):
+            role = {"s": Role.SYSTEM, "u": Role.USER, "a": Role.ASSISTANT}[spec[0]]
+            turns.append(Turn(index=i, role=role, content=spec[1]))
+        elif spec[0] == "call":
+            calls = [ToolCall(id=c, name=n, arguments=a) for c, n, a in spec[1]]
+            turns.append(Turn(index=i, role=Role.ASSISTANT, content=spec[2] if len(spec) > 2
+                              else "", tool_calls=calls))
+        else:
+            result = spec[2] if isinstance(spec[2], str) else json.dumps(spec[2])
+            turns.append(Turn(index=i, role=Role.TOOL, content=result, tool_call_id=spec[1]))
+    return Conversation(id=cid, source="test", domain="airline", turns=turns)
+
+
+def edges(cand):
+    return {(e.child, e.parent, e.kind.value[0]) for e in cand.graph.edges}
+
+
+POLICY = ("s", "Policy. The current time is 2024-05-15 15:00:00 EST.")
 
 FLIGHTS = [
     {"flight_number": "HAT069", "origin": "JFK", "destination": "SEA",

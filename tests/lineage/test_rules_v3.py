@@ -3,12 +3,51 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from mtcabench.annotate.lineage import LineageConfig
-from tests.lineage.test_rules_v2 import POLICY, build, edges, run
+from mtcabench.annotate.lineage import LineageConfig, LineageSummary, propose_lineage
+from mtcabench.graph import check_graph
+from mtcabench.model import Conversation, Role, ToolCall, Turn
 
 V2 = LineageConfig(rules="lineage-v2")
+
+
+def build(*specs, cid="t/2") -> Conversation:
+    """Turns from short specs (those of test_rules_v2.py): ("s"|"u"|"a", text),
+    ("call", [(id, name, args)], text), ("tool", call id, result)."""
+    turns = []
+    for i, spec in enumerate(specs):
+        if spec[0] in ("s", "u", "a"):
+            role = {"s": Role.SYSTEM, "u": Role.USER, "a": Role.ASSISTANT}[spec[0]]
+            turns.append(Turn(index=i, role=role, content=spec[1]))
+        elif spec[0] == "call":
+            calls = [ToolCall(id=c, name=n, arguments=a) for c, n, a in spec[1]]
+            turns.append(Turn(index=i, role=Role.ASSISTANT, content=spec[2] if len(spec) > 2
+                              else "", tool_calls=calls))
+        else:
+            result = spec[2] if isinstance(spec[2], str) else json.dumps(spec[2])
+            turns.append(Turn(index=i, role=Role.TOOL, content=result, tool_call_id=spec[1]))
+    return Conversation(id=cid, source="test", domain="airline", turns=turns)
+
+
+def edges(cand):
+    return {(e.child, e.parent, e.kind.value[0]) for e in cand.graph.edges}
+
+
+POLICY = ("s", "Policy. The current time is 2024-05-15 15:00:00 EST.")
+
+
+def run(conv, config=None):
+    """Candidates and summary; every graph checked and every evidence quote found."""
+    summary = LineageSummary()
+    cands = list(propose_lineage([conv], config, summary=summary))
+    for c in cands:
+        assert check_graph(c.graph, conv, c.span, record=c.id) == []
+        for e in c.graph.edges:
+            assert conv.turns[e.parent].text[e.evidence.start:e.evidence.end] == e.evidence.quote
+    return cands, summary
 
 
 def reservation_conv(answer, *, created="2024-05-12T09:36:29", user="Cancel my trip, "

@@ -3,12 +3,36 @@ hallucinated-source recall of each origin's hallucinations with intervals, floor
 
 from __future__ import annotations
 
+import json
+
 from mtcabench.annotate.lineage import conversation_counterfactuals, propose_lineage
 from mtcabench.benchmark import Benchmark
 from mtcabench.graph import depth, path_hops, sources
 from mtcabench.model import BenchmarkSpan, DecisionSource, EdgeKind, SpanOrigin, Verdict
 from mtcabench.scoring.scorer import floor_reports, groups
-from tests.lineage.test_counterfactual import search_conv
+from mtcabench.model import Conversation, Role, ToolCall, Turn
+
+FLIGHTS = [
+    {"flight_number": "HAT069", "origin": "JFK", "destination": "SEA",
+     "scheduled_departure_time_est": "06:00:00", "prices": {"economy": 121, "business": 239}},
+    {"flight_number": "HAT083", "origin": "JFK", "destination": "SEA",
+     "scheduled_departure_time_est": "19:00:00", "prices": {"economy": 1348, "business": 400}},
+]
+
+
+def search_conv() -> Conversation:
+    """A search for flights and an answer copying one flight's number, time and price (the
+    conversation of tests/lineage/test_counterfactual.py)."""
+    call = ToolCall(id="c1", name="search_direct_flight",
+                    arguments={"origin": "JFK", "destination": "SEA", "date": "2024-05-20"})
+    texts = [(Role.SYSTEM, "Policy. The current time is 2024-05-15 15:00:00 EST."),
+             (Role.USER, "Flights from JFK to SEA on 2024-05-20, please.")]
+    turns = [Turn(index=i, role=r, content=t) for i, (r, t) in enumerate(texts)]
+    turns += [Turn(index=2, role=Role.ASSISTANT, tool_calls=[call]),
+              Turn(index=3, role=Role.TOOL, content=json.dumps(FLIGHTS), tool_call_id="c1"),
+              Turn(index=4, role=Role.ASSISTANT, content="The cheapest is flight HAT069, "
+                   "departing at 06:00 AM, economy $121.")]
+    return Conversation(id="t/cf", source="taubench", domain="airline", turns=turns)
 
 
 def _span(cand, conv) -> BenchmarkSpan:

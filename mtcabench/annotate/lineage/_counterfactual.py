@@ -45,8 +45,6 @@ from mtcabench.model import (
     Conversation,
     CounterfactualEdit,
     DependencyType,
-    Edge,
-    Evidence,
     Role,
     SpanOrigin,
     TargetSpan,
