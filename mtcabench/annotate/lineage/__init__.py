@@ -5,7 +5,7 @@ from a tool result, a user id the user typed, a price from a search). Their prov
 be traced exactly by following where each value appears. This package finds such values in
 assistant text and builds a provenance graph for each one; docs/lineage.md states every rule
 with examples, and ``mtcabench/resources/lineage/<version>.md`` states each rules version as
-the dataset card prints it. In short (rules ``lineage-v2``, the default):
+the dataset card prints it. In short (rules ``lineage-v3``, the default):
 
 * Values: leaves of tool-result JSON and of tool-call arguments (plus dict keys holding a
   digit, such as ``gift_card_3576581``), typed tokens (ids with a digit, upper-case codes,
@@ -22,12 +22,14 @@ the dataset card prints it. In short (rules ``lineage-v2``, the default):
   of the call's arguments links to its latest earlier carrier, recursively.
 * Multi-source: derived amounts (``$72`` = ``$412`` - ``$340``) and clauses joining values
   of independent sources (``_clauses``). Hallucination: a time or date contradicting the one
-  value of the tool-result key its clause names, and a membership tier the profile
-  contradicts (``_claims``).
+  value of the tool-result key its clause names, a membership tier the profile contradicts
+  (``_claims``), and (``lineage-v3``, the default) a claim about the 24-hour window that the
+  record's ``created_at`` and the policy's current time contradict (``_elapsed``).
 
-``lineage-v1`` (``LineageConfig(rules="lineage-v1")``) reproduces the earlier rules byte for
-byte: exact matching only, an echoing tool result skipped unless nothing else holds the value,
-no clause spans and no membership claims.
+``lineage-v2`` (``LineageConfig(rules="lineage-v2")``) reproduces v3 without the
+elapsed-time claims, byte for byte; ``lineage-v1`` (``LineageConfig(rules="lineage-v1")``) the
+earlier rules, byte for byte: exact matching only, an echoing tool result skipped unless
+nothing else holds the value, no clause spans and no membership claims.
 
 The package is split by role (each module says what it is for), each built on the ones
 before it: ``_config`` (rule sets, settings, stop list, rule reasons and the summary),
