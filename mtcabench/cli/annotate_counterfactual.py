@@ -34,7 +34,6 @@ def counterfactual(
     if out.resolve() == conversations_out.resolve():
         raise typer.BadParameter("--out and --conversations-out name the same file")
     conversations = load_conversations(in_path)
-    pairs = []
     with tracked(conversations.values(), "counterfactual", total=len(conversations)) as convs:
         pairs = list(propose_counterfactuals(convs, per_conversation=per_conversation,
                                              seed=seed))
@@ -47,8 +46,10 @@ def counterfactual(
     edited = len({c.counterfactual.conversation_id for _, c in pairs if c.counterfactual})
     typer.echo(f"{COUNTERFACTUAL_VERSION}: {n} spans from {edited} of {len(conversations)} "
                "conversations")
-    typer.echo("spans by field: " + ", ".join(f"{k} {v}" for k, v in fields.most_common()))
-    typer.echo("spans by depth: " + ", ".join(f"{k}: {v}" for k, v in sorted(depths.items())))
+    typer.echo("spans by field: " + (", ".join(f"{k} {v}" for k, v in fields.most_common())
+                                     or "none"))
+    typer.echo("spans by depth: " + (", ".join(f"{k}: {v}" for k, v in sorted(depths.items()))
+                                     or "none"))
 
 
 def register(group: typer.Typer) -> None:

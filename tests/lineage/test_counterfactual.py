@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import json
 
+from typer.testing import CliRunner
+
 from mtcabench.annotate.lineage import conversation_counterfactuals, propose_counterfactuals
 from mtcabench.annotate.lineage._counterfactual import field_name, written_like
 from mtcabench.graph import check_graph
-from mtcabench.io import dump_record
+from mtcabench.cli import app
+from mtcabench.errors import ExitCode
+from mtcabench.io import dump_record, read_records, write_records
 from mtcabench.model import Candidate, Conversation, Role, SpanOrigin, ToolCall, Turn
 
 
@@ -123,3 +127,23 @@ def test_values_are_written_the_way_the_answer_wrote_the_original():
     assert field_name(("reservations", 2)) == "reservations[]"
     assert field_name((0, "prices", "economy")) == "prices.economy"
     assert field_name(("payment_methods", "credit_card_1", "last_four")) == "last_four"
+
+
+def test_the_command_writes_candidates_and_their_conversations(tmp_path):
+    convs = tmp_path / "conversations.jsonl"
+    write_records(convs, [search_conv()])
+    out, edited = tmp_path / "cf.jsonl", tmp_path / "cf-conversations.jsonl"
+    res = CliRunner().invoke(app, ["annotate", "counterfactual", "--in", str(convs), "--out",
+                                   str(out), "--conversations-out", str(edited),
+                                   "--per-conversation", "2"])
+    assert res.exit_code == 0, res.output
+    cands = list(read_records(out, Candidate))
+    made = list(read_records(edited, Conversation))
+    assert len(cands) == len(made) == 2
+    assert [c.conversation_id for c in cands] == [c.id for c in made]
+    assert "counterfactual-v1: 2 spans from 1 of 1 conversations" in res.output
+    # one file for both is refused before anything is written
+    res = CliRunner().invoke(app, ["annotate", "counterfactual", "--in", str(convs), "--out",
+                                   str(tmp_path / "x.jsonl"), "--conversations-out",
+                                   str(tmp_path / "x.jsonl")])
+    assert res.exit_code == ExitCode.USAGE and not (tmp_path / "x.jsonl").exists()
