@@ -61,6 +61,9 @@ _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Augu
 
 @dataclass(frozen=True)
 class _Edit:
+    """One possible edit: the answer turn and the offsets of its value, the original and the
+    replacement as written, the field, the tool result giving both, the replacement's key."""
+
     turn: int
     start: int
     end: int
