@@ -218,6 +218,25 @@ def depth(graph: ProvenanceGraph) -> int:
     return longest.get(graph.target, 0)
 
 
+def path_hops(graph: ProvenanceGraph) -> tuple[int, int]:
+    """``(content, structural)`` hops of the gold path: the longest path from the target
+    (its length is :func:`depth`), of those the one with the most content hops.
+
+    A "direct" span at depth 6 (answer -> tool result -> its call -> an earlier result -> its
+    call -> the user) has 4 content hops and 2 structural ones: the type says where the value
+    came from, the depth how far back, and the hops how much of that is call structure.
+    """
+    adj: dict[int, list[tuple[int, bool]]] = defaultdict(list)
+    for e in graph.edges:
+        adj[e.child].append((e.parent, e.kind is EdgeKind.STRUCTURAL))
+    best: dict[int, tuple[int, int]] = {}  # node -> (length, content hops) of its best path
+    for node in sorted(reachable(graph)):  # parents (earlier turns) first
+        best[node] = max(((best[p][0] + 1, best[p][1] + (not structural))
+                          for p, structural in adj[node] if p in best), default=(0, 0))
+    length, content = best.get(graph.target, (0, 0))
+    return content, length - content
+
+
 def infer_dependency_type(graph: ProvenanceGraph, conversation: Conversation) -> DependencyType:
     """The type a graph's shape suggests (hallucination cannot be seen from shape alone).
 

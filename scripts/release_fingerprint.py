@@ -1,7 +1,8 @@
 """The sha256 of every file of a release built from the real TauBench airline runs.
 
-Runs the README's pipeline command by command (ingest -> annotate lineage -> review
-auto-accept -> release build) on gpt-4o-airline.json; then traces the model-free floors on the
+Runs the pipeline of docs/release.md command by command (ingest -> annotate lineage ->
+annotate counterfactual, appended -> review auto-accept -> release build) on
+gpt-4o-airline.json; then traces the model-free floors on the
 release (``trace --method recency --method first-user``), scores both submissions and builds
 the release again with their score reports (``release build --scores``), which fills the card's
 evaluator rows. Then builds the bundled sample in the card's other variants (human and
@@ -49,10 +50,17 @@ def _mtcabench(*args: object) -> None:
 
 def fingerprint(raw: Path, work: Path) -> list[str]:
     """Build the releases under ``work``; ``sha256  path`` of each file, by path."""
-    convs, cands, reviewed = (work / n for n in
-                              ("conversations.jsonl", "candidates.jsonl", "reviewed.jsonl"))
-    _mtcabench("ingest", "taubench", raw, "--out", convs)
-    _mtcabench("annotate", "lineage", "--in", convs, "--out", cands)
+    real_convs, real_cands, reviewed = (work / n for n in (
+        "conversations.jsonl", "candidates.jsonl", "reviewed.jsonl"))
+    cf_convs, cf_cands, convs, cands = (work / n for n in (
+        "cf-conversations.jsonl", "cf-candidates.jsonl", "all-conversations.jsonl",
+        "all-candidates.jsonl"))
+    _mtcabench("ingest", "taubench", raw, "--out", real_convs)
+    _mtcabench("annotate", "lineage", "--in", real_convs, "--out", real_cands)
+    _mtcabench("annotate", "counterfactual", "--in", real_convs, "--out", cf_cands,
+               "--conversations-out", cf_convs)
+    convs.write_bytes(real_convs.read_bytes() + cf_convs.read_bytes())
+    cands.write_bytes(real_cands.read_bytes() + cf_cands.read_bytes())
     _mtcabench("review", "auto-accept", "--candidates", cands, "--conversations", convs,
                "--out", reviewed)
     _mtcabench("release", "build", "--version", "2.0.0", "--reviewed", reviewed,

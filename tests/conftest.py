@@ -37,9 +37,10 @@ def taubench_airline_path() -> Path | None:
 
 @pytest.fixture(scope="session")
 def taubench_release(taubench_airline, tmp_path_factory) -> tuple[Path, Path]:
-    """A release built from the 200 real TauBench airline runs with the README's pipeline
-    (ingest -> annotate lineage -> review auto-accept -> release build): (its working folder,
-    the release folder). Built once per session for every test that reads it."""
+    """A release built from the 200 real TauBench airline runs with the pipeline of
+    docs/release.md (ingest -> annotate lineage -> annotate counterfactual, appended -> review
+    auto-accept -> release build): (its working folder, the release folder). Built once per
+    session for every test that reads it."""
     from typer.testing import CliRunner
 
     from mtcabench.cli import app
@@ -52,12 +53,19 @@ def taubench_release(taubench_airline, tmp_path_factory) -> tuple[Path, Path]:
 
     d = tmp_path_factory.mktemp("real-release")
     convs, cands, reviewed = d / "conversations.jsonl", d / "candidates.jsonl", d / "reviewed.jsonl"
+    cf_convs, cf_cands = d / "cf-conversations.jsonl", d / "cf-candidates.jsonl"
+    all_convs, all_cands = d / "all-conversations.jsonl", d / "all-candidates.jsonl"
     invoke("ingest", "taubench", taubench_airline, "--out", convs)
     invoke("annotate", "lineage", "--in", convs, "--out", cands, "--summary-json", d / "s.json")
-    invoke("review", "auto-accept", "--candidates", cands, "--conversations", convs,
+    # the counterfactual split, appended to the real conversations and candidates
+    invoke("annotate", "counterfactual", "--in", convs, "--out", cf_cands,
+           "--conversations-out", cf_convs)
+    all_convs.write_bytes(convs.read_bytes() + cf_convs.read_bytes())
+    all_cands.write_bytes(cands.read_bytes() + cf_cands.read_bytes())
+    invoke("review", "auto-accept", "--candidates", all_cands, "--conversations", all_convs,
            "--out", reviewed)
     invoke("release", "build", "--version", "2.0.0", "--reviewed", reviewed,
-           "--conversations", convs, "--candidates", cands, "--out", d / "release")
+           "--conversations", all_convs, "--candidates", all_cands, "--out", d / "release")
     return d, d / "release" / "2.0.0"
 
 

@@ -12,12 +12,13 @@ which every offset refers to, so that users need not re-render tool calls themse
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from datasets import Features, List, Value
 
 from mtcabench.io import loads
-from mtcabench.model import BenchmarkSpan, Conversation, Turn
+from mtcabench.model import BenchmarkSpan, Conversation, SpanOrigin, Turn
 
 _str = Value("string")
 _int = Value("int32")
@@ -62,6 +63,34 @@ SPAN_FEATURES = Features(
     }
 )
 
+#: The columns a release adds when it holds counterfactual spans (``origin`` and the edit);
+#: a release without any has exactly the columns of SPAN_FEATURES, so that releases of real
+#: spans stay byte for byte what they were. A real span's row leaves both empty (null).
+COUNTERFACTUAL_COLUMNS = {
+    "origin": _str,
+    "counterfactual": {
+        "conversation_id": _str,
+        "field": _str,
+        "original": _str,
+        "replacement": _str,
+        "source_turn": _int,
+        "source_quote": _str,
+        "source_start": _int,
+        "source_end": _int,
+        "entity_turn": _int,
+        "original_start": _int,
+    },
+}
+
+
+def span_features(spans: Iterable[BenchmarkSpan]) -> Features:
+    """The spans table's columns for these spans: SPAN_FEATURES, plus the counterfactual
+    columns when any span is counterfactual."""
+    if any(s.origin is SpanOrigin.COUNTERFACTUAL for s in spans):
+        return Features({**SPAN_FEATURES, **COUNTERFACTUAL_COLUMNS})
+    return SPAN_FEATURES
+
+
 CONVERSATION_FEATURES = Features(
     {
         "id": _str,
@@ -94,7 +123,8 @@ def _json(value: Any) -> str:
 
 
 def span_row(span: BenchmarkSpan) -> dict[str, Any]:
-    """The spans-table row of a released span."""
+    """The spans-table row of a released span (a real span's has no origin: see
+    COUNTERFACTUAL_COLUMNS)."""
     row = span.model_dump(mode="json", exclude={"kind"})
     for edge in row["graph"]["edges"]:
         edge.setdefault("evidence", None)
@@ -104,6 +134,8 @@ def span_row(span: BenchmarkSpan) -> dict[str, Any]:
 
 def span_from_row(row: dict[str, Any]) -> BenchmarkSpan:
     """The BenchmarkSpan of a spans-table row (inverse of :func:`span_row`)."""
+    row = {k: v for k, v in row.items()
+           if not (k in COUNTERFACTUAL_COLUMNS and v is None)}  # a real span's empty cells
     return BenchmarkSpan.model_validate({**row, "kind": BenchmarkSpan.KIND})
 
 

@@ -29,13 +29,14 @@ from mtcabench.annotate.phases import (
     Sampling,
     VerifyPhase,
 )
-from mtcabench.cli import annotate_lineage
+from mtcabench.cli import annotate_counterfactual, annotate_lineage
 from mtcabench.errors import ServiceError
 
 group = typer.Typer(help="Propose target spans and provenance graphs (LLM, lineage).",
                     no_args_is_help=True)
 
 annotate_lineage.register(group)
+annotate_counterfactual.register(group)
 
 _ENDPOINT = "Endpoint"
 _LIMITS = "Limits and cost"

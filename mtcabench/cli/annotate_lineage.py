@@ -38,8 +38,8 @@ def lineage(
     in_path: Path = typer.Option(..., "--in", "-i", help="Conversations file (JSONL) to read."),
     out: Path = typer.Option(..., "--out", "-o", help="Candidates file (JSONL) to write."),
     rules: str = typer.Option(D.rules, callback=_rules, help=(
-        "Rules version: " + ", ".join(RULE_SETS) + " (lineage-v1 reproduces its output byte "
-        "for byte; docs/lineage.md states both).")),
+        "Rules version: " + ", ".join(RULE_SETS) + " (lineage-v1 and lineage-v2 reproduce "
+        "their output byte for byte; docs/lineage.md states each).")),
     min_length: int = typer.Option(D.min_length, min=1, help="Shortest value traced, in characters."),
     max_length: int = typer.Option(D.max_length, min=1, help="Longest value traced; longer leaves "
                                    "are prose, whose ids, dates and numbers are traced instead."),

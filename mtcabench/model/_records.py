@@ -10,11 +10,40 @@ from datetime import datetime
 from enum import Enum
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from mtcabench.model._base import Id, Record, _Model
 from mtcabench.model._conversation import Conversation
-from mtcabench.model._spans import DependencyType, ProvenanceGraph, ScoredSentence, TargetSpan
+from mtcabench.model._spans import (
+    CounterfactualEdit,
+    DependencyType,
+    ProvenanceGraph,
+    ScoredSentence,
+    SpanOrigin,
+    TargetSpan,
+)
+
+
+class _Origin(Record):
+    """The origin of a span (``real`` unless an edit made it) and the edit, if any.
+
+    Both are written only where a span is counterfactual: a real span's record is what it
+    was before origins existed, byte for byte (files, releases and their checksums).
+    """
+
+    origin: SpanOrigin = Field(default=SpanOrigin.REAL, description="real (the agent's own "
+                               "answer) or counterfactual (a value of it replaced).")
+    counterfactual: CounterfactualEdit | None = Field(
+        default=None, description="For a counterfactual span: the edit that made it.")
+
+    @model_serializer(mode="wrap")
+    def _real_origin_unwritten(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("origin") in (SpanOrigin.REAL, "real"):
+            data.pop("origin")
+            if data.get("counterfactual", None) is None:
+                data.pop("counterfactual", None)
+        return data
 
 
 # --------------------------------------------------------------------------- annotation
@@ -72,7 +101,7 @@ class AlternativeGraph(_Model):
     edge_f1: float | None = Field(default=None, description="Edge F1 against the main graph.")
 
 
-class Candidate(Record):
+class Candidate(_Origin):
     """Phase 2 output, the input to review: a verified span with its graph."""
 
     KIND: ClassVar[str] = "candidate"
@@ -126,7 +155,7 @@ class GraphEdit(_Model):
     type_changed: tuple[str, str] | None = Field(default=None, description="(before, after).")
 
 
-class ReviewDecision(Record):
+class ReviewDecision(_Origin):
     """One reviewer's decision on one span, with the final graph."""
 
     KIND: ClassVar[str] = "review"
@@ -150,7 +179,7 @@ class ReviewDecision(Record):
 # --------------------------------------------------------------------------- benchmark
 
 
-class BenchmarkSpan(Record):
+class BenchmarkSpan(_Origin):
     """A released span: the unit of the benchmark, with its gold graph."""
 
     KIND: ClassVar[str] = "span"

@@ -20,6 +20,13 @@ class DependencyType(str, Enum):
     HALLUCINATION = "hallucination"  # unsupported or wrong; graph holds the priming turns
 
 
+class SpanOrigin(str, Enum):
+    """Where a span's dependency comes from: the agent's own answer, or an edit of it."""
+
+    REAL = "real"  # the answer as the agent wrote it
+    COUNTERFACTUAL = "counterfactual"  # a value of the answer replaced (see CounterfactualEdit)
+
+
 class EdgeKind(str, Enum):
     """Why an edge exists."""
 
@@ -93,6 +100,29 @@ class ProvenanceGraph(_Model):
 
     def pairs(self) -> set[tuple[int, int]]:
         return {e.pair for e in self.edges}
+
+
+class CounterfactualEdit(_Model):
+    """The edit that made a counterfactual hallucination: in a real answer, a value replaced
+    by a value of the same field that an earlier turn gives for another entity (another
+    flight's price in the same search result, another passenger's birth date), so that the
+    turn that primed the wrong value is known by construction."""
+
+    conversation_id: str = Field(description="The real conversation that was edited.")
+    field: str = Field(description="The field of both values in the source turn, e.g. "
+                       "flight_number, prices.economy, dob, reservations[].")
+    original: str = Field(description="The answer's text at the span before the edit.")
+    replacement: str = Field(description="The text put in its place (the span's text).")
+    source_turn: int = Field(ge=0, description="The turn the replacement was read from by the "
+                             "lineage edge rule: the turn that primed it (the gold graph's "
+                             "parent of the span).")
+    source_quote: str = Field(description="The replacement as written in the source turn.")
+    source_start: int = Field(ge=0, description="Its offset in the source turn's text.")
+    source_end: int = Field(ge=0, description="Its end offset (exclusive).")
+    entity_turn: int = Field(ge=0, description="The tool result that gives both values, each "
+                             "for its own entity (the source_turn, or the result behind it).")
+    original_start: int | None = Field(default=None, ge=0, description="Where the entity turn "
+                                       "gives the original value, if it does.")
 
 
 def span_id(conversation_id: str, span: TargetSpan) -> str:

@@ -25,8 +25,8 @@ import pyarrow.parquet as pq
 from mtcabench._version import __version__
 from mtcabench.benchmark import (CARD_NAME, CHANGELOG_NAME, ConfigFiles, ReleaseManifest,
                                  read_manifest, write_checksums, write_manifest)
-from mtcabench.benchmark.tables import (CONVERSATION_FEATURES, SPAN_FEATURES, conversation_row,
-                                        span_from_row, span_row)
+from mtcabench.benchmark.tables import (CONVERSATION_FEATURES, conversation_row,
+                                        span_features, span_from_row, span_row)
 from mtcabench.errors import InputError, ValidationFailed
 from mtcabench.graph import Violation
 from mtcabench.io import check_outputs_are_not_inputs, claim_output, stop_signals_unwind
@@ -164,12 +164,13 @@ def _write_folder(folder: Path, out: Path, version: str, spans: list[BenchmarkSp
     configs: list[ConfigFiles] = []
     nbytes: dict[str, int] = {}
     per_source: list[tuple[ConfigFiles, ConfigFiles]] = []
+    span_columns = span_features(spans)
     for source in sources:
         span_file = f"data/spans/{source}.parquet"
         conv_file = f"data/conversations/{source}.parquet"
         ss = [s for s in spans if s.source == source]
         cs = [c for c in convs if c.source == source]
-        span_table = write_parquet(folder / span_file, (span_row(s) for s in ss), SPAN_FEATURES)
+        span_table = write_parquet(folder / span_file, (span_row(s) for s in ss), span_columns)
         conv_table = write_parquet(folder / conv_file, (conversation_row(c) for c in cs),
                                    CONVERSATION_FEATURES)
         sc = ConfigFiles(name=source, table="spans", source=source, files=[span_file], rows=len(ss))
@@ -205,7 +206,7 @@ def _write_folder(folder: Path, out: Path, version: str, spans: list[BenchmarkSp
         parquet_writer=WRITER_SETTINGS,
     )
     write_manifest(folder, manifest)
-    features = {"spans": SPAN_FEATURES, "conversations": CONVERSATION_FEATURES}
+    features = {"spans": span_columns, "conversations": CONVERSATION_FEATURES}
     (folder / CARD_NAME).write_text(render_card(manifest, features, nbytes, floors),
                                     encoding="utf-8")
     changelog = _changelog.render(version, manifest.previous_version, changes, len(spans),

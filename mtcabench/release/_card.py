@@ -101,9 +101,9 @@ def _pct(n: int, total: int) -> str:
     return f"{100 * n / total:.1f}%" if total else "-"
 
 
-def _fields(model, extra: dict[str, str]) -> list[str]:
+def _fields(model, extra: dict[str, str], leave_out: Sequence[str] = ()) -> list[str]:
     rows = [[f"`{name}`", (f.description or "").replace("|", "/")]
-            for name, f in model.model_fields.items() if name != "kind"]
+            for name, f in model.model_fields.items() if name not in ("kind", *leave_out)]
     rows += [[f"`{k}`", v] for k, v in extra.items()]
     return _table(["field", "meaning"], rows)
 
@@ -177,7 +177,11 @@ def card_values(manifest: ReleaseManifest, floors: Sequence[str] = ()) -> dict[s
              ", ".join(f"`{f}`" for f in c.files)]
             for c in manifest.configs
         ])),
-        "span_fields": _block(_fields(BenchmarkSpan, {})),
+        # origin and counterfactual are columns only of releases holding counterfactual spans
+        "span_fields": _block(_fields(BenchmarkSpan, {}, () if "by_origin" in st
+                                      else ("origin", "counterfactual"))),
+        "types_and_hops": _block(_types_and_hops(st)),
+        "origins": _block(_origins(st, manifest)),
         "conversation_fields": _block(_fields(Conversation, {})),
         "by_type": _block(_table(
             ["dependency type", "meaning", *srcs, "all", "share"],
@@ -227,6 +231,101 @@ def card_values(manifest: ReleaseManifest, floors: Sequence[str] = ()) -> dict[s
     }
 
 
+#: The type rule, with one example of each type from the TauBench airline runs (gpt-4o):
+#: what the card states beside the table of depths and hops.
+TYPE_RULE = [
+    "The type is read from the gold graph at the target: **hallucination** when the span "
+    "contradicts the context (its graph holds the turns that primed the wrong value), "
+    "**multi-source** when it joins two or more independent sources, **chained** when a "
+    "parent of the target is an assistant turn (the value passed through the agent's own "
+    "earlier turn), else **direct** (its parents are exogenous turns: user, system, tool "
+    "results). The type says where the value was read; the depth (the longest path from the "
+    "target, in edges) says how far back its sources lie, and the hops split that path into "
+    "*content* hops (the child's content depends on the parent's) and *call-structure* hops "
+    "(a tool result's link to the turn that issued its call). Examples (conversation "
+    "`taubench/airline/gpt-4o/<task>/<trial>`, turn):",
+    "",
+    "- direct, depth 6 = 4 content + 2 structural: \"Your reservation FQ8APE ...\" "
+    "(task-5/trial-0, 16) -> the retrieval 15 -> its call 14 -> the listing 6 the call took "
+    "the id from -> the profile 5 -> its call 4 -> the user's id 3;",
+    "- chained: \"Departure: 07:00 PM\" (task-0/trial-0, 30) -> the agent's listing 14, "
+    "which read it from the search result 13;",
+    "- multi-source: \"flights from New York (JFK) to Seattle (SEA) on May 20th\" "
+    "(task-0/trial-0, 10): the airports from the search result 9, the date from the user 1;",
+    "- hallucination: \"it's within 24 hours of booking\" (task-25/trial-0, 8): the "
+    "reservation's `created_at` (7) is 2024-05-12T09:36:29 and the policy's current time (0) "
+    "2024-05-15 15:00; the graph holds both and the call that fetched the reservation.",
+    "",
+]
+
+
+def _types_and_hops(st: dict) -> list[str]:
+    hops = st.get("hops_by_type")
+    if not hops:
+        return []
+
+    def spread(v: list[int]) -> str:
+        return f"{v[1]} ({v[0]}-{v[2]})" if v else "-"
+
+    return [*TYPE_RULE, *_table(
+        ["dependency type", "spans", "depth", "content hops", "call-structure hops"],
+        [[t, h["spans"], spread(h["depth"]), spread(h["content_hops"]),
+          spread(h["structural_hops"])] for t, h in hops.items()]),
+        "Median (least-most) of the gold paths of each type; the path is the longest one "
+        "from the target, of those the one with the most content hops.", ""]
+
+
+def _origins(st: dict, manifest: ReleaseManifest) -> list[str]:
+    """Real and counterfactual spans apart (only in a release holding counterfactuals)."""
+    if "by_origin" not in st:
+        return []
+    checked: list[str] = []
+    for a in manifest.recipe["annotators"]:
+        check = (resources.lineage_handcheck(a["rules_version"])
+                 if a.get("name") == "counterfactual" and a.get("rules_version") else None)
+        if check:
+            k = sum(1 for x in check["spans"] if x["verdict"] == "correct")
+            n = len(check["spans"])
+            lo, hi = wilson(k, n)
+            checked += [f"Checked by hand (`{a['rules_version']}`, {check['sample']}): {k}/{n} "
+                        "edits are plain wrong values of their answers, primed by the graph's "
+                        f"source (95% Wilson interval {100 * lo:.1f}%-{100 * hi:.1f}%; "
+                        f"`mtcabench/resources/lineage/handcheck-{a['rules_version']}.json`).",
+                        ""]
+    by, cf = st["by_origin"], st["counterfactual"]
+    types = [t.value for t in DependencyType]
+    return [
+        "### Real and counterfactual spans", "",
+        f"{cf['spans']} spans are **counterfactual** (`origin == \"counterfactual\"`): in "
+        f"{cf['conversations_edited']} real conversations a value of an answer was replaced "
+        "by the value of the same field that an earlier turn gives for another entity "
+        "(another flight's number or price in the same search result, another passenger's "
+        "birth date, another reservation id). Each is a conversation of its own (the real one "
+        "up to the edited answer; `metadata.counterfactual_of` names it), the span is the "
+        "replacement, its type is hallucination, its gold graph the turn that primed it (by "
+        "the lineage edge rule) and that turn's sources, and `counterfactual` holds the edit. "
+        "Read scores on them apart from the real spans: `mtcabench score` reports every "
+        "metric by origin.", "",
+        *checked,
+        *_table(["origin", *types, "all"],
+                [[o, *[by[o][t] for t in types], sum(by[o].values())] for o in by]),
+        "Counterfactual spans by field edited:", "",
+        *_table(["field", "spans"], [[f"`{k}`", v] for k, v in cf["by_field"].items()]),
+        "Counterfactual spans by gold depth:", "",
+        *_table(["depth", "spans"], [[d, v] for d, v in cf["by_depth"].items()]),
+    ]
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval (95%) of a proportion k/n, rounded to 3 places."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / (1 + z * z / n)
+    return (round(max(0.0, centre - half), 3), round(min(1.0, centre + half), 3))
+
+
 def _lineage_versions(manifest: ReleaseManifest) -> dict[str, int]:
     """Rules version -> released spans, for every lineage annotator of the release."""
     return {a["rules_version"]: a["count"] for a in manifest.recipe["annotators"]
@@ -259,13 +358,25 @@ def _handcheck_lines(version: str, manifest: ReleaseManifest) -> list[str]:
     if not check:
         return [f"The rules `{version}` have no hand-checked sample.", ""]
     rows = []
-    by_type = manifest.statistics["by_dependency_type"]
+    # the rules' own spans: counterfactual spans are made by edits, not by these rules
+    by_type = (manifest.statistics.get("by_origin", {}).get("real")
+               or manifest.statistics["by_dependency_type"])
     for t in DependencyType:
         checked = [s for s in check["spans"] if s["dependency_type"] == t.value]
         right = sum(1 for s in checked if s["verdict"] == "correct")
         typed = sum(1 for s in checked if s["verdict"] in ("correct", "edge-error"))
         rows.append([t.value, by_type.get(t.value, 0), len(checked), right,
                      _pct(right, len(checked)), _pct(typed, len(checked))])
+    real = [x for x in check["spans"] if x["dependency_type"] == DependencyType.HALLUCINATION.value]
+    extra: list[str] = []
+    if check.get("report_hallucination_interval") and real:
+        k = sum(1 for x in real if x["verdict"] == "correct")
+        lo, hi = wilson(k, len(real))
+        extra = [f"Real hallucination spans: {k}/{len(real)} correct, precision "
+                 f"{_pct(k, len(real))} (95% Wilson interval {100 * lo:.1f}%-{100 * hi:.1f}%); "
+                 "every one was checked by reading its conversation, and where the task's "
+                 "ground truth (`info.task.actions`) bears on the claim it is named in the "
+                 "check's reason.", ""]
     return [
         f"Hand-checked precision of `{version}` on {check['data']}; sample: {check['sample']}. "
         "A span is correct when it is of its type and every edge of its graph is right; the "
@@ -274,6 +385,7 @@ def _handcheck_lines(version: str, manifest: ReleaseManifest) -> list[str]:
         "",
         *_table(["dependency type", "spans in this release", "hand-checked", "correct",
                  "precision", "type precision"], rows),
+        *extra,
     ]
 
 

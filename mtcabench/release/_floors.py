@@ -26,7 +26,7 @@ from mtcabench.baselines import FLOORS
 from mtcabench.benchmark import Benchmark
 from mtcabench.graph import Violation
 from mtcabench.io import format_validation_error
-from mtcabench.model import BenchmarkSpan, Conversation, DependencyType
+from mtcabench.model import BenchmarkSpan, Conversation, DependencyType, SpanOrigin
 from mtcabench.results import METRICS, all_floor_scores, macro_averages, read_score_report
 
 
@@ -51,7 +51,29 @@ def _groups(spans: list[BenchmarkSpan]) -> dict[str, list[int]]:
     out = {"all": list(range(len(spans)))}
     for t in DependencyType:
         out[t.value] = [i for i, s in enumerate(spans) if s.dependency_type is t]
+    if any(s.origin is SpanOrigin.COUNTERFACTUAL for s in spans):
+        # the hallucinations of each origin apart (only where there are counterfactuals)
+        hal = DependencyType.HALLUCINATION
+        out[_REAL_HAL] = [i for i, s in enumerate(spans)
+                          if s.dependency_type is hal and s.origin is SpanOrigin.REAL]
+        out[_COUNTERFACTUAL] = [i for i, s in enumerate(spans)
+                                if s.origin is SpanOrigin.COUNTERFACTUAL]
     return out
+
+
+_REAL_HAL = "real hallucination"
+_COUNTERFACTUAL = "counterfactual"
+
+
+def _report_row_key(group: str) -> tuple[str, str]:
+    """The score report's row (breakdown, group) of a Floors column."""
+    if group == "all":
+        return ("overall", "all")
+    if group == _REAL_HAL:
+        return ("origin_hallucination", "real hallucination")
+    if group == _COUNTERFACTUAL:
+        return ("origin", "counterfactual")
+    return ("dependency_type", group)
 
 
 def floor_rows(spans: list[BenchmarkSpan], conversations: dict[str, Conversation]) -> list[ScoreRow]:
@@ -94,7 +116,7 @@ def read_score_reports(paths: list[Path], spans: list[BenchmarkSpan]
         theirs = {"all": by["overall", "all"].spans if ("overall", "all") in by else None}
         theirs.update({t.value: by[("dependency_type", t.value)].spans
                        if ("dependency_type", t.value) in by else 0 for t in DependencyType})
-        if theirs != counts:
+        if theirs != {g: counts[g] for g in theirs}:
             failures.append(Violation(
                 str(path), "score-report",
                 f"the report scores {theirs['all']} spans "
@@ -106,7 +128,7 @@ def read_score_reports(paths: list[Path], spans: list[BenchmarkSpan]
         values: dict[tuple[str, str], float | None] = {}
         for m in card_metrics():
             for g in counts:
-                row = by.get(("overall", "all") if g == "all" else ("dependency_type", g))
+                row = by.get(_report_row_key(g))
                 metric = row.metrics.get(m) if row is not None else None
                 values[m, g] = metric.macro.value if metric is not None else None
         sub = report.submission
@@ -148,6 +170,11 @@ def floors_section(spans: list[BenchmarkSpan], floors: list[ScoreRow],
         "are computed when the release is built.",
         "",
     ]
+    if _COUNTERFACTUAL in counts:
+        lines += ["The last two columns are the hallucination spans of each origin apart: the "
+                  "real ones (found by the lineage rules) and the counterfactual ones (made by "
+                  "an edit); `mtcabench score` gives them with bootstrap intervals (its "
+                  "`origin` rows).", ""]
     header_groups = [f"{'overall' if g == 'all' else g} ({counts[g]})" for g in groups]
     for metric, title in card_metrics().items():
         lines += [f"{title[0].upper()}{title[1:]}:", "",

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from statistics import median_low
 from typing import Any
+
+from mtcabench.graph import path_hops
 
 from mtcabench.model import (
     Annotator,
@@ -13,6 +16,7 @@ from mtcabench.model import (
     Conversation,
     DecisionSource,
     DependencyType,
+    SpanOrigin,
     Verdict,
 )
 from mtcabench.release._select import Selection
@@ -38,6 +42,47 @@ def span_statistics(spans: list[BenchmarkSpan], conversations: list[Conversation
         "by_depth": {str(k): v for k, v in sorted(Counter(s.depth for s in spans).items())},
         "conversations_by_source": _sorted(Counter(c.source for c in conversations)),
         "max_depth": max((s.depth for s in spans), default=0),
+        "hops_by_type": hops_by_type(spans),
+        **origin_statistics(spans),
+    }
+
+
+def _spread(values: list[int]) -> list[int]:
+    """[least, median (the lower middle one), most] of whole numbers; [] for none."""
+    return [min(values), median_low(values), max(values)] if values else []
+
+
+def hops_by_type(spans: list[BenchmarkSpan]) -> dict[str, dict[str, Any]]:
+    """Per dependency type: spans, and the depth, content hops and call-structure hops of
+    their gold paths as [least, median, most] (see mtcabench.graph.path_hops)."""
+    out: dict[str, dict[str, Any]] = {}
+    for t in DependencyType:
+        of_type = [s for s in spans if s.dependency_type is t]
+        hops = [path_hops(s.graph) for s in of_type]
+        out[t.value] = {"spans": len(of_type), "depth": _spread([s.depth for s in of_type]),
+                        "content_hops": _spread([c for c, _ in hops]),
+                        "structural_hops": _spread([h for _, h in hops])}
+    return out
+
+
+def origin_statistics(spans: list[BenchmarkSpan]) -> dict[str, Any]:
+    """Spans by origin and type, and the counterfactual edits by field and depth; nothing
+    when every span is real (the statistics of such a release are as they were)."""
+    made = [s for s in spans if s.origin is SpanOrigin.COUNTERFACTUAL]
+    if not made:
+        return {}
+    return {
+        "by_origin": {o.value: {t.value: sum(1 for s in spans if s.origin is o
+                                             and s.dependency_type is t)
+                                for t in DependencyType} for o in SpanOrigin},
+        "counterfactual": {
+            "spans": len(made),
+            "conversations_edited": len({s.counterfactual.conversation_id for s in made
+                                         if s.counterfactual}),
+            "by_field": dict(Counter(s.counterfactual.field for s in made
+                                     if s.counterfactual).most_common()),
+            "by_depth": {str(k): v for k, v in sorted(Counter(s.depth for s in made).items())},
+        },
     }
 
 

@@ -57,6 +57,8 @@ def validate_released(
         annotator = d.annotator
         if annotator is None and candidates and d.id in candidates:
             annotator = candidates[d.id].annotator
+        # A decision from a review tool may not carry the origin: the candidate's tells it.
+        made = d if d.counterfactual is not None else (candidates or {}).get(d.id, d)
         spans.append(BenchmarkSpan(
             id=d.id,
             conversation_id=d.conversation_id,
@@ -71,5 +73,7 @@ def validate_released(
             verdict=d.verdict,
             reviewers=outcome.reviewers,
             annotator=annotator,
+            origin=made.origin,
+            counterfactual=made.counterfactual,
         ))
     return spans, failures

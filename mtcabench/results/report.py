@@ -6,7 +6,8 @@ release stage reads reports (``release build --scores``) with :func:`read_score_
 A report states everything needed to read its numbers: the metric formulas, which
 average each number is, the bootstrap settings, how many spans were missing, and every
 tolerated issue counted. Rows are the overall group and one per dependency type, source
-dataset and gold depth.
+dataset and gold depth, and, where the benchmark holds counterfactual spans, one per origin
+(real, counterfactual) and per origin and kind (hallucination or other).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ BREAKDOWNS: dict[str, str] = {
     "dependency_type": "dependency type",
     "source": "source dataset",
     "depth": "gold depth",
+    "origin": "origin",
+    "origin_hallucination": "origin and kind",
 }
 
 
@@ -48,7 +51,9 @@ class MetricEstimates(_Model):
 class ReportRow(_Model):
     """One group of spans: overall, or one dependency type, source dataset or gold depth."""
 
-    breakdown: str = Field(description="overall, dependency_type, source or depth.")
+    breakdown: str = Field(description="overall, dependency_type, source, depth, or (where "
+                           "the benchmark holds counterfactual spans) origin and "
+                           "origin_hallucination.")
     group: str = Field(description="The group's value, e.g. 'chained' or '3'; 'all' overall.")
     spans: int = Field(description="Benchmark spans in the group.")
     missing: int = Field(description="Of which absent from the submission or skipped (scored empty).")

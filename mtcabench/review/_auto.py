@@ -53,6 +53,7 @@ def auto_accept(
             verdict=Verdict.ACCEPT, decision_source=DecisionSource.AUTO, reviewer=None,
             decided_at=when, edited=False, edit=None, comment=AUTO_COMMENT,
             annotator=c.annotator, review_task=None,
+            origin=c.origin, counterfactual=c.counterfactual,
         ))
     return AutoAcceptReport(decisions=decisions, left_out=left_out)
 

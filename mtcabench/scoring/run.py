@@ -12,6 +12,7 @@ from rich.console import Console
 
 from mtcabench.benchmark import Benchmark
 from mtcabench.errors import InputError
+from mtcabench.model import SpanOrigin
 from mtcabench.io import (
     NAME_MAX,
     all_or_nothing,
@@ -231,7 +232,9 @@ def _write(path: Path, text: str) -> Path:
 
 
 def _write_span_scores(path: Path, scored: ScoredSubmission, bench: Benchmark) -> Path:
-    """One line per benchmark span: its groups, whether it was predicted, every metric."""
+    """One line per benchmark span: its groups, whether it was predicted, every metric (and
+    its origin, where the benchmark holds counterfactual spans)."""
+    origins = any(s.origin is SpanOrigin.COUNTERFACTUAL for s in bench.spans)
     with atomic_write(path) as fh:
         for span, score in zip(bench.spans, scored.scores):
             status = scored.submission.status(span.id)
@@ -239,6 +242,7 @@ def _write_span_scores(path: Path, scored: ScoredSubmission, bench: Benchmark) -
                 "span_id": span.id, "conversation_id": span.conversation_id,
                 "source": span.source, "domain": span.domain,
                 "dependency_type": span.dependency_type.value, "depth": span.depth,
+                **({"origin": span.origin.value} if origins else {}),
                 "status": status, **score.values(),
                 "edge_hits": score.edge_hits, "edge_predicted": score.edge_predicted,
                 "edge_gold": score.edge_gold, "source_hits": score.source_hits,

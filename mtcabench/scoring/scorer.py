@@ -11,7 +11,7 @@ from mtcabench.baselines import FLOORS
 from mtcabench.benchmark import Benchmark, load_benchmark, origin_paths
 from mtcabench.errors import InputError
 from mtcabench.io import seed_problem
-from mtcabench.model import BenchmarkSpan, DependencyType, SubmissionHeader
+from mtcabench.model import BenchmarkSpan, DependencyType, SpanOrigin, SubmissionHeader
 from mtcabench.scoring.bootstrap import (
     CONFIDENCE,
     DEFAULT_RESAMPLES,
@@ -151,7 +151,8 @@ def floor_reports(
 
 
 def groups(spans: list[BenchmarkSpan]) -> list[Group]:
-    """The report's rows: overall, then by dependency type, source dataset and gold depth."""
+    """The report's rows: overall, then by dependency type, source dataset and gold depth,
+    and by origin (real, counterfactual) when the benchmark holds counterfactual spans."""
     out = [Group("overall", "all", np.arange(len(spans)))]
 
     def by(breakdown: str, value_of, order) -> None:
@@ -165,6 +166,17 @@ def groups(spans: list[BenchmarkSpan]) -> list[Group]:
        lambda v: types.index(DependencyType(v)))
     by("source", lambda s: s.source, str)
     by("depth", lambda s: s.depth, int)
+    if any(s.origin is SpanOrigin.COUNTERFACTUAL for s in spans):
+        # Real and counterfactual spans apart, every metric (hallucinated-source recall
+        # included), and the hallucinations of each origin apart from its other spans. Only
+        # where the benchmark holds counterfactual spans: the reports of a benchmark of real
+        # spans are what they were.
+        origins = [o.value for o in SpanOrigin]
+        by("origin", lambda s: s.origin.value, origins.index)
+        hal = DependencyType.HALLUCINATION
+        by("origin_hallucination",
+           lambda s: f"{s.origin.value} {'hallucination' if s.dependency_type is hal else 'other'}",
+           str)
     return out
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mtcabench.errors import InputError
+from mtcabench.graph import path_hops
 from mtcabench.io import (
     all_or_nothing,
     atomic_write,
@@ -212,7 +213,7 @@ def render_html(view: SpanView) -> str:
         turns.append(f'<div class="turn {t.role.value}"><b>#{t.index} {t.role.value}</b>'
                      f"<pre>{text}</pre></div>")
     facts = (f"""<p>dependency type <b>{e(span.dependency_type.value)}</b>; source {e(span.source)}/{e(span.domain)};
-gold depth {span.depth}; gold sources {span.sources}; {e(view.label)}: <b>{e(view.status)}</b></p>"""
+gold depth {span.depth} ({_hops(span)}); gold sources {span.sources}; {e(view.label)}: <b>{e(view.status)}</b></p>"""
              if view.with_gold else f"<p>{e(view.label)}: <b>{e(view.status)}</b>; no gold graph</p>")
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{e(span.id)}</title>
@@ -410,3 +411,9 @@ def draw_spans(
     check_outputs_are_not_inputs(inputs, picture_paths(list(span_ids), out, fmt))
     views = span_views(span_ids, benchmark, submission)
     return views, write_views(views, out, fmt)
+
+
+def _hops(span) -> str:
+    """The gold path's hops beside its depth: content and call structure."""
+    content, structural = path_hops(span.graph)
+    return f"{content} content hops, {structural} call-structure hops"

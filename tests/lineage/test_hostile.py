@@ -26,7 +26,7 @@ def test_a_deeply_nested_tool_result_is_free_text_not_a_crash():
     assert summary.tool_results_not_json == 1
 
 
-@pytest.mark.parametrize("rules", ["lineage-v1", "lineage-v2"])
+@pytest.mark.parametrize("rules", ["lineage-v1", "lineage-v2", "lineage-v3"])
 def test_numbers_of_thousands_of_digits_are_text_not_a_crash(rules):
     """Python refuses int() of over 4,300 digits: a huge number in a tool result, in an
     answer or as a JSON count is traced by its text (or not at all), never a ValueError."""
@@ -80,7 +80,7 @@ def test_a_summary_below_the_limit_does_not_name_it():
     assert "large-graph" not in summary.as_dict()["skipped"]
 
 
-@pytest.mark.parametrize("rules", ["lineage-v2", "lineage-v1"])
+@pytest.mark.parametrize("rules", ["lineage-v3", "lineage-v2", "lineage-v1"])
 def test_the_turn_index_names_every_turn_a_full_scan_finds(sample_path, rules):
     """The index only narrows the search: for every value of every conversation, the turns
     it names include every turn where the rules' matching finds the value (case, separators

@@ -1,10 +1,12 @@
-"""A release built from the 200 real TauBench airline runs with lineage-v2: all four types.
+"""A release built from the 200 real TauBench airline runs with lineage-v3 and the
+counterfactual split: all four types, real and counterfactual spans apart.
 
-The pipeline of the README, command by command (ingest -> annotate lineage -> review
-auto-accept -> release build), on the real file that tests/conftest.py finds (never copied
-into the repository). Checked: spans of every dependency type, the counts of the card and the
-manifest against the annotator's own summary, and the card's statement of the rules the
-spans carry with their hand-checked precision per type.
+The pipeline of docs/release.md, command by command (ingest -> annotate lineage -> annotate
+counterfactual -> review auto-accept -> release build), on the real file that
+tests/conftest.py finds (never copied into the repository). Checked: spans of every dependency
+type, the counts of the card and the manifest against the annotators' own summaries, the
+card's statement of the rules the spans carry with their hand-checked precision per type, and
+the counterfactual spans reported apart, their edits in the released rows.
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ from mtcabench.model import Candidate
 
 runner = CliRunner()
 
-#: What lineage-v2 proposes on the 200 runs (tests/lineage/test_taubench.py pins the same).
-BY_TYPE = {"direct": 3227, "chained": 771, "multi-source": 103, "hallucination": 4}
+#: What lineage-v3 proposes on the 200 runs (tests/lineage/test_taubench.py pins the same).
+BY_TYPE = {"direct": 3227, "chained": 771, "multi-source": 103, "hallucination": 15}
+#: The counterfactual spans (tests/lineage/test_counterfactual_taubench.py pins the same).
+COUNTERFACTUAL = 328
 
 
 def invoke(*args):
@@ -38,32 +42,74 @@ def real_release(taubench_release):
 def test_the_release_has_spans_of_all_four_types(real_release):
     d, folder = real_release
     manifest = json.loads((folder / "release.json").read_text())
-    by_type = manifest["statistics"]["by_dependency_type"]
-    assert by_type == BY_TYPE and all(n > 0 for n in by_type.values())
-    assert by_type == json.loads((d / "s.json").read_text())["by_type"]
-    lineage = [a for a in manifest["recipe"]["annotators"] if a["name"] == "lineage"]
-    assert lineage == [{"name": "lineage", "rules_version": "lineage-v2", "count": 4105}]
+    st = manifest["statistics"]
+    assert st["by_dependency_type"] == {**BY_TYPE, "hallucination": 15 + COUNTERFACTUAL}
+    assert st["by_origin"]["real"] == BY_TYPE and all(n > 0 for n in BY_TYPE.values())
+    assert st["by_origin"]["real"] == json.loads((d / "s.json").read_text())["by_type"]
+    assert st["by_origin"]["counterfactual"] == {"direct": 0, "chained": 0, "multi-source": 0,
+                                                 "hallucination": COUNTERFACTUAL}
+    assert st["counterfactual"]["spans"] == COUNTERFACTUAL
+    assert len(st["counterfactual"]["by_field"]) >= 12
+    annotators = {a["name"]: a for a in manifest["recipe"]["annotators"]}
+    assert annotators["lineage"] == {"name": "lineage", "rules_version": "lineage-v3",
+                                     "count": 4116}
+    assert annotators["counterfactual"]["count"] == COUNTERFACTUAL
     assert {c.annotator.rules_version for c in read_records(d / "candidates.jsonl", Candidate)} \
-        == {"lineage-v2"}
+        == {"lineage-v3"}
     invoke("release", "verify", folder)
 
 
 def test_the_card_states_the_rules_and_the_hand_checked_precision(real_release):
     _, folder = real_release
     card = (folder / "README.md").read_text(encoding="utf-8")
-    assert "| multi-source | combines two or more independent sources | 103 | 103 | 2.5% |" in card
+    assert "| multi-source | combines two or more independent sources | 103 | 103 | 2.3% |" in card
     assert "| hallucination | unsupported or wrong; the graph holds the turns that primed it " \
-           "| 4 | 4 | 0.1% |" in card
-    section = card[card.index("## Lineage rules `lineage-v2`"):card.index("## Sources")]
-    assert "4105 released spans were proposed by the lineage annotator" in section
+           "| 343 | 343 | 7.7% |" in card
+    section = card[card.index("## Lineage rules `lineage-v3`"):card.index("## Sources")]
+    assert "4116 released spans were proposed by the lineage annotator" in section
     assert "**Edge rule.** A copied value links to the latest earlier turn that carries it" \
         in section
-    assert "handcheck-lineage-v2.json" in section
+    assert "**Hallucination: elapsed-time claims** (new in v3)" in section
+    assert "handcheck-lineage-v3.json" in section
     # dependency type | spans in this release | hand-checked | correct | precision | type
     assert "| direct | 3227 | 26 | 26 | 100.0% | 100.0% |" in section
     assert "| chained | 771 | 6 | 6 | 100.0% | 100.0% |" in section
     assert "| multi-source | 103 | 32 | 30 | 93.8% | 100.0% |" in section
-    assert "| hallucination | 4 | 4 | 4 | 100.0% | 100.0% |" in section
+    assert "| hallucination | 15 | 15 | 15 | 100.0% | 100.0% |" in section
+    assert "Real hallucination spans: 15/15 correct, precision 100.0% (95% Wilson interval " \
+        "79.6%-100.0%)" in section
+
+
+def test_the_card_reports_counterfactual_spans_apart_and_hops_beside_depth(real_release):
+    _, folder = real_release
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    section = card[card.index("### Real and counterfactual spans"):
+                   card.index("### Types, depths and hops")]
+    assert f"{COUNTERFACTUAL} spans are **counterfactual**" in section
+    assert "| real | 3227 | 771 | 103 | 15 | 4116 |" in section
+    assert f"| counterfactual | 0 | 0 | 0 | {COUNTERFACTUAL} | {COUNTERFACTUAL} |" in section
+    assert "| `flight_number` |" in section
+    hops = card[card.index("### Types, depths and hops"):card.index("Spans and conversations")]
+    assert "- direct, depth 6 = 4 content + 2 structural" in hops
+    assert "| dependency type | spans | depth | content hops | call-structure hops |" in hops
+    # the span fields name the edit's columns, which this release's rows have
+    assert "| `origin` |" in card and "| `counterfactual` |" in card
+
+
+def test_counterfactual_rows_carry_their_edit_and_real_rows_none(real_release):
+    import pyarrow.parquet as pq
+
+    from mtcabench.benchmark.tables import span_from_row
+    from mtcabench.model import SpanOrigin
+
+    _, folder = real_release
+    rows = pq.read_table(folder / "data" / "spans" / "taubench.parquet").to_pylist()
+    spans = [span_from_row(r) for r in rows]
+    made = [s for s in spans if s.origin is SpanOrigin.COUNTERFACTUAL]
+    assert len(made) == COUNTERFACTUAL and len(spans) == 4116 + COUNTERFACTUAL
+    assert all(s.counterfactual.replacement == s.span.text for s in made)
+    assert all(r["origin"] is None and r["counterfactual"] is None
+               for r in rows if "/counterfactual-" not in r["conversation_id"])
 
 
 def _manifest(rules_version: str):

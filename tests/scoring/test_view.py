@@ -31,6 +31,10 @@ def test_per_span_values_by_hand(bench, submissions):
 
     # Exactly the gold chain 10->8->7->6; its one source, tool turn 7, recovered.
     assert get(tg, "s1-flight") == ("predicted", 1.0, True)
+    # Beside its depth, the gold path's content and call-structure hops: 10->8 and 8->7 carry
+    # content, 7->6 is the tool result's link to its call; every span here is real.
+    flight = data["spans"][row[ids["s1-flight"]]]
+    assert flight["depth"] == 3 and flight["hops"] == [2, 1] and flight["origin"] == "real"
     # One of three predicted edges is gold, one of two gold edges found: F1 = 2/5.
     assert get(tg, "s1-price") == ("predicted", 0.4, True)
     assert get(flat, "s1-price") == ("predicted", 0.6667, True)

@@ -5,7 +5,7 @@ from a tool result, a user id the user typed, a price from a search). Their prov
 be traced exactly by following where each value appears. This package finds such values in
 assistant text and builds a provenance graph for each one; docs/lineage.md states every rule
 with examples, and ``mtcabench/resources/lineage/<version>.md`` states each rules version as
-the dataset card prints it. In short (rules ``lineage-v2``, the default):
+the dataset card prints it. In short (rules ``lineage-v3``, the default):
 
 * Values: leaves of tool-result JSON and of tool-call arguments (plus dict keys holding a
   digit, such as ``gift_card_3576581``), typed tokens (ids with a digit, upper-case codes,
@@ -22,12 +22,14 @@ the dataset card prints it. In short (rules ``lineage-v2``, the default):
   of the call's arguments links to its latest earlier carrier, recursively.
 * Multi-source: derived amounts (``$72`` = ``$412`` - ``$340``) and clauses joining values
   of independent sources (``_clauses``). Hallucination: a time or date contradicting the one
-  value of the tool-result key its clause names, and a membership tier the profile
-  contradicts (``_claims``).
+  value of the tool-result key its clause names, a membership tier the profile contradicts
+  (``_claims``), and (``lineage-v3``, the default) a claim about the 24-hour window that the
+  record's ``created_at`` and the policy's current time contradict (``_elapsed``).
 
-``lineage-v1`` (``LineageConfig(rules="lineage-v1")``) reproduces the earlier rules byte for
-byte: exact matching only, an echoing tool result skipped unless nothing else holds the value,
-no clause spans and no membership claims.
+``lineage-v2`` (``LineageConfig(rules="lineage-v2")``) reproduces v3 without the
+elapsed-time claims, byte for byte; ``lineage-v1`` (``LineageConfig(rules="lineage-v1")``) the
+earlier rules, byte for byte: exact matching only, an echoing tool result skipped unless
+nothing else holds the value, no clause spans and no membership claims.
 
 The package is split by role (each module says what it is for), each built on the ones
 before it: ``_config`` (rule sets, settings, stop list, rule reasons and the summary),
@@ -37,7 +39,9 @@ before it: ``_config`` (rule sets, settings, stop list, rule reasons and the sum
 turn), ``_occurrences`` (where values stand, the parent rule), ``_tracing`` (the record
 anchor, backward tracing into graphs, bounded by ``MAX_GRAPH_TURNS``), ``_spans`` (span selection per
 answer turn), ``_clauses`` (multi-source clauses), ``_hallucination`` and ``_claims`` (the
-contradiction decisions) and ``_propose`` (the public entry). A new rule set is a new entry
+contradiction decisions; ``_elapsed``: v3's elapsed-time claims), ``_propose`` (the public
+entry) and ``_counterfactual`` (hallucinations made by replacing an answer's value with
+another entity's, on top of the tracing). A new rule set is a new entry
 of ``RULE_SETS``; an existing one never changes.
 """
 
@@ -55,6 +59,11 @@ from mtcabench.annotate.lineage._config import (
 )
 from mtcabench.annotate.lineage._config import EXCLUDE_REASONS as EXCLUDE_REASONS
 from mtcabench.annotate.lineage._config import SKIP_REASONS as SKIP_REASONS
+from mtcabench.annotate.lineage._counterfactual import (
+    COUNTERFACTUAL_VERSION,
+    conversation_counterfactuals,
+    propose_counterfactuals,
+)
 from mtcabench.annotate.lineage._propose import (
     lineage_annotator,
     propose_conversation,
@@ -66,6 +75,7 @@ from mtcabench.annotate.lineage._values import find_value as find_value
 from mtcabench.annotate.lineage._values import json_leaves as json_leaves
 
 __all__ = [
+    "COUNTERFACTUAL_VERSION",
     "DEFAULT_STOP_LIST",
     "RULES_VERSION",
     "RULE_SETS",
@@ -74,8 +84,10 @@ __all__ = [
     "LineageSummary",
     "Value",
     "classify",
+    "conversation_counterfactuals",
     "lineage_annotator",
     "make_value",
     "propose_conversation",
+    "propose_counterfactuals",
     "propose_lineage",
 ]

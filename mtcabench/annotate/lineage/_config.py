@@ -15,8 +15,9 @@ from mtcabench.model import DependencyType
 class RuleSet:
     """What one version of the rules does differently (docs/lineage.md states each rule).
 
-    ``lineage-v1`` is kept so that its output can be reproduced byte for byte; ``lineage-v2``
-    (the default) is the rule of issue 13: a value links to the latest turn that shows it.
+    ``lineage-v1`` and ``lineage-v2`` are kept so that their output can be reproduced byte for
+    byte; ``lineage-v2`` is the rule of issue 13 (a value links to the latest turn that shows
+    it); ``lineage-v3`` (the default) adds the elapsed-time hallucinations of issue 27.
     """
 
     version: str
@@ -39,6 +40,9 @@ class RuleSet:
     #: Clauses joining values read from two or more independent sources are multi-source
     #: spans of their own (v2); in v1 only derived amounts are multi-source.
     clause_spans: bool
+    #: Claims that a booking is within (or beyond) the 24-hour window, which the record's
+    #: ``created_at`` and the system turn's current time contradict, are hallucinations (v3).
+    elapsed_claims: bool = False
 
 
 RULE_SETS: dict[str, RuleSet] = {
@@ -48,11 +52,14 @@ RULE_SETS: dict[str, RuleSet] = {
     "lineage-v2": RuleSet("lineage-v2", echoes_carry=True, normalised=True,
                           record_anchor=True, code_glosses=True, membership_claims=True,
                           clause_spans=True),
+    "lineage-v3": RuleSet("lineage-v3", echoes_carry=True, normalised=True,
+                          record_anchor=True, code_glosses=True, membership_claims=True,
+                          clause_spans=True, elapsed_claims=True),
 }
 
 #: The default rules version; written into every record's annotator. A rule change is a new
 #: entry of RULE_SETS, never an edit of an existing one.
-RULES_VERSION = "lineage-v2"
+RULES_VERSION = "lineage-v3"
 
 #: The most turns a proposed graph may hold. A span whose graph would hold more is not
 #: proposed (counted as ``large-graph``): an agent paging through results with a cursor
@@ -71,7 +78,8 @@ DEFAULT_STOP_LIST: frozenset[str] = frozenset(
 class LineageConfig:
     """The tunable rules of the lineage annotator (defaults are those of ``rules``)."""
 
-    #: The rules version (a key of RULE_SETS): ``lineage-v2`` (default) or ``lineage-v1``.
+    #: The rules version (a key of RULE_SETS): ``lineage-v3`` (default), ``lineage-v2`` or
+    #: ``lineage-v1``.
     rules: str = RULES_VERSION
     #: Shortest value kept, in characters of its canonical text (``151``, ``JFK``; not ``12``).
     min_length: int = 3

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from datetime import date
 
 from mtcabench.annotate.lineage._claims import membership_spans
+from mtcabench.annotate.lineage._elapsed import elapsed_spans
 from mtcabench.annotate.lineage._normalise import value_of
 from mtcabench.annotate.lineage._tracing import Covered, ProposedSpan, Tracer
 from mtcabench.annotate.lineage._values import (
@@ -51,6 +52,8 @@ def unsupported_spans(tracer: Tracer, c: int, covered: Covered
     out: list[ProposedSpan] = []
     if tracer.rules.membership_claims and tracer.config.hallucinations:
         out += membership_spans(tracer, c, covered)
+    if tracer.rules.elapsed_claims and tracer.config.hallucinations:
+        out += elapsed_spans(tracer, c, covered)
     tokens = _typed_tokens_v2(tracer, c) if tracer.rules.normalised else _typed_tokens(
         tracer, content)
     for start, end, value in tokens:

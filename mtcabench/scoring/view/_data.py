@@ -15,6 +15,7 @@ from pathlib import Path
 
 from mtcabench.benchmark import Benchmark
 from mtcabench.errors import InputError
+from mtcabench.graph import path_hops
 from mtcabench.model import DependencyType, Role, browser_offset
 from mtcabench.results.metrics import EVIDENCE_K, gold_evidence
 from mtcabench.scoring.scorer import score_spans
@@ -60,7 +61,8 @@ def view_data(benchmark: Benchmark, submissions: Sequence[str | Path]) -> dict:
         "id": s.id, "conv": conv_index[s.conversation_id], "turn": s.span.turn,
         "start": units(s, s.span.turn, s.span.start), "end": units(s, s.span.turn, s.span.end),
         "type": s.dependency_type.value,
-        "depth": s.depth, "source": s.source, "sources": list(s.sources),
+        "depth": s.depth, "hops": list(path_hops(s.graph)), "origin": s.origin.value,
+        "source": s.source, "sources": list(s.sources),
         "gold": [[e.child, e.parent] for e in s.graph.edges],
         "evidence": [[c, p, units(s, p, a), units(s, p, b)]
                      for (c, p), (a, b) in gold_evidence(s.graph.edges).items()],

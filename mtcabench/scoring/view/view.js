@@ -134,7 +134,8 @@
       const i = shown[k];
       const s = D.spans[i];
       const row = el("a", { class: "row", href: "#span=" + i, "data-span": s.id },
-        el("div", { class: "id" }, s.id), el("div", {}, s.type), el("div", { class: "num" }, s.depth),
+        el("div", { class: "id" }, s.id), el("div", {}, s.type + (s.origin === "counterfactual" ? " (cf)" : "")),
+        el("div", { class: "num", title: hopsTitle(s) }, s.depth + " " + hopsShort(s)),
         el("div", { class: "num" }, s.gold.length));
       row.style.top = k * ROW + "px";
       row.style.gridTemplateColumns = cols;
@@ -228,7 +229,9 @@
     page.replaceChildren(
       el("p", {}, el("a", { href: "#", id: "back" }, "\u2190 back to the table")),
       el("h2", { id: "span-id" }, s.id),
-      el("p", {}, "dependency type ", el("b", {}, s.type), "; depth " + s.depth + "; source " +
+      el("p", {}, "dependency type ", el("b", {}, s.type),
+        (s.origin === "counterfactual" ? " (counterfactual: a value of the answer replaced)" : "") +
+        "; depth " + s.depth + " (" + hopsTitle(s) + "); source " +
         s.source + "/" + conv.domain + "; gold sources " + JSON.stringify(s.sources) +
         "; conversation " + conv.id),
       el("p", {}, "target span: ", el("mark", {}, target.slice(s.start, s.end))),
@@ -283,3 +286,13 @@
   window.MTCA_OPEN_MS = performance.now() - t0;
   document.body.setAttribute("data-ready", "1");
 })();
+
+// The gold path's hops beside its depth: content hops (the child's content depends on the
+// parent's) and call-structure hops (a tool result's link to its call), so that a "direct"
+// span at depth 6 reads as 4 content hops and 2 of call structure.
+function hopsShort(s) {
+  return s.hops ? "(" + s.hops[0] + "c+" + s.hops[1] + "s)" : "";
+}
+function hopsTitle(s) {
+  return s.hops ? s.hops[0] + " content hops, " + s.hops[1] + " call-structure hops" : "";
+}
