@@ -46,6 +46,27 @@ def test_sentences_cover_the_text_without_gaps():
     assert len(split_sentences("It is 3.5 hours on HAT.136 today.")) == 1
 
 
+def test_json_is_split_into_fields_and_items_before_sentences():
+    text = ('{"order_id": "ORD-55821", "tracking_number": "1Z999AA10123456784", '
+            '"items": [{"sku": "LMP-2", "qty": 1}, {"sku": "B-7", "qty": 2}], '
+            '"tags": ["gift", "fragile"], "note": "Left at door. Signed by J."}')
+    spans = split_sentences(text)
+    assert [text[a:b] for a, b in spans] == [
+        '{"order_id": "ORD-55821", ', '"tracking_number": "1Z999AA10123456784", ',
+        '"items": [{"sku": "LMP-2", ', '"qty": 1}, ', '{"sku": "B-7", ', '"qty": 2}], ',
+        '"tags": ["gift", ', '"fragile"], ', '"note": "Left at door. ', 'Signed by J."}']
+    assert spans[0][0] == 0 and spans[-1][1] == len(text)
+    assert all(b == a2 for (_, b), (a2, _) in zip(spans, spans[1:]))
+    # Not JSON (or not an object or list): sentences and lines only.
+    broken = '{"a": 1, "b": 2'
+    assert [broken[a:b] for a, b in split_sentences(broken)] == [broken]
+    assert len(split_sentences('"a string", "b"')) == 1
+    # Escaped quotes and brackets inside strings are not structure.
+    tricky = '[{"q": "say \\"}, [\\" twice"}, {"r": 2}]'
+    assert [tricky[a:b] for a, b in split_sentences(tricky)] == [
+        '[{"q": "say \\"}, [\\" twice"}, ', '{"r": 2}]']
+
+
 def test_average_attention_sums_tokens_per_sentence():
     f = features([[0.1, 0.2, 0.3, 0.4], [0.4, 0.0, 0.0, 0.6]], [-1, 0, 0, 1], [True, True, False])
     got = AverageAttention().sentence_scores(f)

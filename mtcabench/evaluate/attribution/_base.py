@@ -95,6 +95,12 @@ class BaseScorer(ABC):
         the last query's turn, of exogenous turns only unless ``drops_assistant``."""
         return [frozenset()]
 
+    def plan_conversation(self, rendered: RenderedConversation, droppable: list[int],
+                          rng: np.random.Generator) -> list[frozenset[int]]:
+        """:meth:`plan` with the conversation at hand (which turn each sentence is in);
+        override to plan by turns. The default asks :meth:`plan`."""
+        return self.plan(droppable, rng)
+
     def score_conversation(
         self, loaded: LoadedModel, rendered: RenderedConversation, queries: list[Query],
         droppable: list[int], drops: list[frozenset[int]],

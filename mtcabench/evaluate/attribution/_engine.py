@@ -71,6 +71,35 @@ def turn_shares(
     return {t: (max(s, 0.0) / total if total > 0 else 0.0) for t, s in raw.items()}
 
 
+_OPENS = {"}": "{", "]": "["}
+_CLOSES = {"{": "}", "[": "]"}
+
+
+def evidence_range(text: str, start: int, end: int) -> tuple[int, int]:
+    """A unit's range as evidence: without surrounding blanks, a JSON field's trailing comma,
+    nor the brackets it shares with its container (``{"id": "A-1",`` shows ``"id": "A-1"``);
+    never empty."""
+    a, b = start, end
+    while True:
+        while a < b and text[a].isspace():
+            a += 1
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        piece = text[a:b]
+        if len(piece) < 2:
+            break
+        first, last = piece[0], piece[-1]
+        if last == "," or (last in _OPENS and piece.count(last) > piece.count(_OPENS[last])):
+            b -= 1  # a separator, or a bracket closing a container opened before the unit
+        elif first in _CLOSES and piece.count(first) > piece.count(_CLOSES[first]):
+            a += 1  # a bracket opening a container that goes on after the unit
+        else:
+            break
+    if a >= b:  # a blank unit (none expected): its first character
+        return start, max(start + 1, min(end, start + 1))
+    return a, b
+
+
 def best_sentences(
     sentence_scores: np.ndarray,
     sentences: list[Sentence],
@@ -83,8 +112,8 @@ def best_sentences(
 
     A sentence's score is put on its turn share's scale: ``max(score, 0)`` over the same total
     as :func:`turn_shares` (with ``max`` aggregation the best sentence's score *is* the share).
-    Ranges are offsets into the turn's text (``texts[turn]``) without surrounding blanks; ties
-    go to the earlier sentence.
+    Ranges are offsets into the turn's text (``texts[turn]``), trimmed by
+    :func:`evidence_range`; ties go to the earlier sentence.
     """
     if k <= 0:
         return {}
@@ -101,9 +130,7 @@ def best_sentences(
         best = []
         for neg, i in sorted(items)[:k]:
             x = sentences[i]
-            piece = texts[turn][x.start : x.end]
-            start = x.start + len(piece) - len(piece.lstrip())
-            end = max(x.start + len(piece.rstrip()), start + 1)
+            start, end = evidence_range(texts[turn], x.start, x.end)
             best.append(ScoredSentence(start=start, end=end, score=round(-neg / total, 6)))
         out[turn] = best
     return out
@@ -138,7 +165,7 @@ class Attributor:
             if s.turn < last and (self.scorer.drops_assistant
                                   or conv.turns[s.turn].role is not Role.ASSISTANT)
         ]
-        drops = self.scorer.plan(droppable, self.rng(conv.id))
+        drops = self.scorer.plan_conversation(rendered, droppable, self.rng(conv.id))
         own = self.scorer.score_conversation(self.loaded, rendered, queries, droppable, drops)
         if own is not None:  # a scorer that runs its passes itself (e.g. log-probabilities)
             scores, passes = own

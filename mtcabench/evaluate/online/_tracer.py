@@ -78,7 +78,7 @@ from mtcabench.evaluate.attribution._render import (
 )
 from mtcabench.evaluate.attribution._scorers import BaseScorer, make_scorer
 from mtcabench.evaluate._settings import DEFAULT_DEVICE, DEFAULT_DTYPE, DEFAULT_METHOD, DEFAULT_SCORER, TraceSettings
-from mtcabench.evaluate.methods._tokengeist import TARGET
+from mtcabench.evaluate.methods._tokengeist import TARGET, Part
 from mtcabench.model import Conversation, ProvenanceGraph, Role, ScoredSentence, TargetSpan, Turn
 from mtcabench.transcripts import LiveReader, last_answer, target_span
 
@@ -412,10 +412,13 @@ class Tracer:
                               self.settings.evidence_sentences, self.settings.turn_aggregate)
 
     def _node(self, target: TargetSpan, key: Hashable) -> tuple[int, int, int] | None:
-        """The text a search node stands for: the target span, or a whole turn by index."""
+        """The text a search node stands for: the target span, a whole turn by index, or a
+        part of a turn."""
         turns = self.turns
         if key == TARGET:
             return target.turn, target.start, target.end
+        if isinstance(key, Part) and 0 <= key.turn < len(turns):
+            return key.turn, key.start, key.end
         if isinstance(key, int) and 0 <= key < len(turns) and turns[key].text:
             return key, 0, len(turns[key].text)
         return None
@@ -435,18 +438,14 @@ class Tracer:
 
     def shares_function(self, target: TargetSpan) -> Callable[[Hashable], dict[int, float]]:
         """The :data:`~mtcabench.evaluate.methods._tokengeist.SharesFn` of a target: its own shares
-        under ``TARGET``, an assistant turn's as a whole under its index (memoised)."""
+        under ``TARGET``, an assistant turn's as a whole under its index, a part of one under
+        its :class:`~mtcabench.evaluate.methods._tokengeist.Part` (memoised)."""
         memo: dict[Hashable, dict[int, float]] = {}
-        turns = self.turns
 
         def shares(key: Hashable) -> dict[int, float]:
             if key not in memo:
-                if key == TARGET:
-                    memo[key] = self.shares(target.turn, target.start, target.end)
-                elif isinstance(key, int) and 0 <= key < len(turns) and turns[key].text:
-                    memo[key] = self.shares(key, 0, len(turns[key].text))
-                else:
-                    memo[key] = {}
+                node = self._node(target, key)
+                memo[key] = {} if node is None else self.shares(*node)
             return memo[key]
 
         return shares
@@ -466,4 +465,4 @@ class Tracer:
             return m.graph(self.conversation, target, None, self.settings.search)
         graph = m.graph(self.conversation, target, self.shares_function(target),
                         self.settings.search)
-        return with_evidence(graph, self.evidence_function(target))
+        return with_evidence(graph, self.evidence_function(target), self.conversation)
