@@ -15,7 +15,8 @@ replayed without the model.
 **Variants** (replayed): the unit splitting (sentences and lines, as shipped before; or JSON
 fields and items first, as now), how intermediate call turns are queried (whole turn, as
 before; by parts, as now), and the sink correction of ``mtcabench.evaluate.attribution.
-_attention`` (none; or the one the scorers now apply). Each gives Tokengeist's graphs at the
+_attention`` (none; or the one the scorers now apply: the sink positions the probe finds
+belong to no unit). Each gives Tokengeist's graphs at the
 default search settings; scored against the gold: macro edge F1, and the predicted content
 edges to the system turn where the gold has none (per span). Intervals: conversation-clustered
 paired bootstrap (1,000 resamples) of each variant's difference from the shipped one.
@@ -71,7 +72,7 @@ def old_split(text: str) -> list[tuple[int, int]]:
 
 def capture(loaded, conv, spans, path: Path) -> None:
     """One forward pass: every query's raw per-token attention, saved with the token map."""
-    from mtcabench.evaluate.attribution._attention import query_features
+    from mtcabench.evaluate.attribution._attention import query_features, sink_positions
     from mtcabench.evaluate.attribution._render import render_conversation
 
     last = max(s.span.turn for s in spans)
@@ -97,8 +98,10 @@ def capture(loaded, conv, spans, path: Path) -> None:
             queries.append(tuple(k))
     rows = [np.arange(*full.span_tokens(*q)) for q in queries]
     rows = [r[r < limit] for r in rows]
+    # The raw attention, sinks included (sinks=False): the variants apply the correction.
     feats = query_features(loaded.model, full.input_ids, rows, full.token_sentence,
-                           len(rendered.sentences), with_heads=False)
+                           len(rendered.sentences), with_heads=False, sinks=False)
+    sinks = sink_positions(loaded.model, full.input_ids)
     T = feats.token_attn.shape[1]
     tok_turn = np.full(T, -1, dtype=np.int64)
     tok_char = np.full(T, -1, dtype=np.int64)
@@ -110,7 +113,7 @@ def capture(loaded, conv, spans, path: Path) -> None:
     np.savez_compressed(path, token_attn=feats.token_attn.numpy().astype(np.float32),
                         tok_turn=tok_turn, tok_char=tok_char,
                         keys=np.array(json.dumps(keys)),
-                        queries=np.array(queries, dtype=np.int64))
+                        queries=np.array(queries, dtype=np.int64), sinks=sinks)
 
 
 # --------------------------------------------------------------------------- replay
@@ -151,16 +154,14 @@ def shares_from(values: np.ndarray, unit: np.ndarray, units, before: int,
 
 def replay_conversation(conv, spans, data, variant, search) -> dict[str, object]:
     """Tokengeist's graph of each captured span under ``variant``."""
-    from mtcabench.evaluate.attribution._attention import sink_weights
-
     attn = data["token_attn"].astype(np.float64)
     keys = json.loads(str(data["keys"]))
     queries = data["queries"]
     splitter = split_sentences if variant["units"] == "json" else old_split
     unit, units = unit_of_tokens(conv, data["tok_turn"], data["tok_char"], splitter)
-    if variant["sink"] != "none":
-        keep = sink_weights(attn.shape[1], data["tok_turn"] >= 0, variant["sink"])
-        attn = attn * keep[None, :]
+    if variant["sink"] == "probe":  # what query_features now does: sinks in no sentence
+        sinks = data["sinks"]
+        attn[:, sinks[sinks < attn.shape[1]]] = 0.0
     table: dict[object, dict[int, float]] = {}
     for (kind, key), (turn, _, _), row in zip(keys, queries, attn):
         sh = shares_from(row, unit, units, int(turn), variant.get("aggregate", "max"))
@@ -230,6 +231,10 @@ VARIANTS = {
         {"units": "sentences", "calls": "whole", "sink": "none"},
     "calls by arguments": {"units": "sentences", "calls": "parts", "sink": "none"},
     "calls by arguments + JSON units": {"units": "json", "calls": "parts", "sink": "none"},
+    "calls by arguments + sinks out": {"units": "sentences", "calls": "parts", "sink": "probe"},
+    "calls by arguments + JSON units + sinks out (now)":
+        {"units": "json", "calls": "parts", "sink": "probe"},
+    "sinks out only": {"units": "sentences", "calls": "whole", "sink": "probe"},
 }
 
 
@@ -239,7 +244,6 @@ def main() -> int:
     ap.add_argument("--conversations", type=int, default=6,
                     help="dev conversations captured (the first N by id)")
     ap.add_argument("--replay-only", action="store_true")
-    ap.add_argument("--sinks", default="", help="comma-separated sink corrections to replay")
     args = ap.parse_args()
     gold = args.out / "gold"
     folder = gold / "release" if (gold / "release").is_dir() else build_gold(
@@ -263,9 +267,8 @@ def main() -> int:
     have = [c for c in chosen if (caps / f"{c.replace('/', '_')}.npz").exists()]
     spans = [s for c in have for s in work[c]]
     variants = dict(VARIANTS)
-    for sink in filter(None, args.sinks.split(",")):
-        variants[f"calls by arguments + JSON units + sink {sink}"] = {
-            "units": "json", "calls": "parts", "sink": sink}
+    for name in list(variants):
+        variants[name + " [sum]"] = {**variants[name], "aggregate": "sum"}
     search = SearchSettings()
     rows = {}
     for name, v in variants.items():

@@ -34,7 +34,7 @@ from mtcabench.evaluate.methods._tokengeist import (
     query_nodes,
     tokengeist,
 )
-from mtcabench.model import Conversation, Edge, ProvenanceGraph, Role, TargetSpan
+from mtcabench.model import Conversation, Edge, ProvenanceGraph, TargetSpan
 
 if TYPE_CHECKING:
     from mtcabench.evaluate._settings import TraceSettings

@@ -50,7 +50,15 @@ import numpy as np
 import torch
 
 from mtcabench.errors import InputError
-from mtcabench.evaluate.attribution._attention import RowHooks, attention_modules, layer_attention_rows, row_chunks
+from mtcabench.evaluate.attribution._attention import (
+    SINK_PROBE_TOKENS,
+    RowHooks,
+    attention_modules,
+    layer_attention_rows,
+    row_chunks,
+    sink_positions,
+    without_sinks,
+)
 from mtcabench.evaluate.attribution._engine import best_sentences, turn_shares
 from mtcabench.evaluate.attribution._loading import DEFAULT_MODEL, LoadedModel, load_model
 from mtcabench.evaluate.methods._conversation import SentencesFn, with_evidence
@@ -151,6 +159,9 @@ class Tracer:
         # What the cache holds: the token ids processed and each one's sentence.
         self._done_ids = np.zeros(0, dtype=np.int64)
         self._done_sentences = np.zeros(0, dtype=np.int64)
+        # The attention sinks the stored rows were computed without, and the probe's tokens.
+        self._sinks = self._probed = np.zeros(0, dtype=np.int64)
+        self._sink_probe = np.zeros(0, dtype=np.int64)
         self._conversation: Conversation | None = None
         self.stats = OnlineStats()
 
@@ -235,7 +246,23 @@ class Tracer:
     def flush(self) -> None:
         """Run the model over the tokens still waiting (nothing to do when none wait)."""
         if self.pending_tokens > 0:
-            self._forward(self.layout, len(self._done_ids))
+            layout = self.layout
+            sinks = self._sinks_of(layout)
+            if self._rows and not np.array_equal(sinks, self._sinks):
+                # Rows stored under another sink set (the probe saw fewer tokens then): the
+                # features would mix two mappings; run the conversation again.
+                self._crop(0)
+            self._sinks = sinks
+            self._forward(layout, len(self._done_ids))
+
+    def _sinks_of(self, layout: Layout) -> np.ndarray:
+        """The attention sinks of the conversation's start (as offline: sink_positions),
+        probed again only when the tokens the probe reads changed."""
+        probe = np.asarray(layout.input_ids[:SINK_PROBE_TOKENS], dtype=np.int64)
+        if not np.array_equal(probe, self._sink_probe):
+            self._sink_probe = probe
+            self._probed = sink_positions(self.loaded.model, probe)
+        return self._probed
 
     def _render_with(self, turn: Turn) -> _State:
         """The rendering of the conversation with ``turn`` added, every turn located."""
@@ -315,7 +342,9 @@ class Tracer:
         rows = (np.concatenate([np.arange(a, b) for _, a, b in parts]) if parts
                 else np.zeros(0, dtype=np.int64))
         rows_t = torch.as_tensor(rows, dtype=torch.long, device=device)
-        sent = torch.as_tensor(layout.token_sentence, dtype=torch.long, device=device)
+        # Attention sinks belong to no sentence, as offline (query_features).
+        sent = torch.as_tensor(without_sinks(layout.token_sentence, self._sinks),
+                               dtype=torch.long, device=device)
         sent = torch.where(sent < 0, torch.full_like(sent, n_s), sent)  # bucket for "none"
         acc = torch.zeros(len(rows), n_s + 1, device=device)
         cache = self._cache
