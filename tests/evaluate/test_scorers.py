@@ -23,7 +23,7 @@ from mtcabench.evaluate.attribution._scorers import (
     sentence_sum,
     sentence_top_k_mean,
 )
-from mtcabench.evaluate.attribution._sentences import split_sentences
+from mtcabench.evaluate.attribution._sentences import split_sentences, unit_segments
 
 
 def features(token_attn, token_sentence, present, head_sentence=None):
@@ -57,6 +57,8 @@ def test_json_is_split_into_fields_and_items_before_sentences():
         '"tags": ["gift", ', '"fragile"], ', '"note": "Left at door. ', 'Signed by J."}']
     assert spans[0][0] == 0 and spans[-1][1] == len(text)
     assert all(b == a2 for (_, b), (a2, _) in zip(spans, spans[1:]))
+    # The units refine the sentences: all in the first sentence but "Signed by J."
+    assert unit_segments(text, spans) == [0] * 9 + [1]
     # Not JSON (or not an object or list): sentences and lines only.
     broken = '{"a": 1, "b": 2'
     assert [broken[a:b] for a, b in split_sentences(broken)] == [broken]

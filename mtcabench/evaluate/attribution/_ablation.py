@@ -255,6 +255,8 @@ class Ablation(BaseScorer):
     conversation (module docstring)."""
 
     name = "ablation"
+    #: Every unit of a turn carries the turn's weight: pooled, a segment keeps it once.
+    additive = False
     #: Assistant turns are sources of later queries: they are left out too.
     drops_assistant = True
 

@@ -12,12 +12,16 @@ units of their own).
 Units cover the turn's text without gaps: each runs from its first non-blank character to the
 start of the next unit, so that every token of the text belongs to one unit and a dropped
 unit (context subsampling, ablation) takes its trailing blank and separator with it.
+
+Units refine *segments*, the sentences and lines alone (:func:`unit_segments`): a turn's score
+pools the units of a segment, its units are the evidence.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
 
 _BOUNDARY = re.compile(r"(?<=[.!?])\s+|\n+")
 _BLANK = " \t\r\n"
@@ -29,13 +33,26 @@ MAX_JSON_CHARS = 1_000_000
 def split_sentences(text: str) -> list[tuple[int, int]]:
     """Character ranges ``[start, end)`` of the evidence units of ``text``, in order, gap-free
     (see the module docstring; the name is historical: units are sentences of plain text)."""
-    starts = set(json_unit_starts(text))
-    pos = 0
+    return _cover(text, sorted(set(json_unit_starts(text)) | set(_segment_starts(text))))
+
+
+def _segment_starts(text: str) -> list[int]:
+    starts, pos = [], 0
     for m in _BOUNDARY.finditer(text):
-        starts.add(pos)
+        starts.append(pos)
         pos = m.end()
-    starts.add(pos)
-    return _cover(text, sorted(starts))
+    starts.append(pos)
+    return starts
+
+
+def unit_segments(text: str, units: list[tuple[int, int]]) -> list[int]:
+    """For each unit of ``text`` (:func:`split_sentences`), the index of its *segment*: the
+    sentence or line it lies in, without the JSON structure. A turn is scored by its best
+    segment (the units of a segment pooled), so that splitting a tool result into fields makes
+    the evidence finer without making a turn of many short fields weigh less against a turn
+    of long sentences; the units are the evidence inside the segment."""
+    segs = [a for a, _ in _cover(text, _segment_starts(text))]
+    return [max(bisect_right(segs, a) - 1, 0) for a, _ in units]
 
 
 def _cover(text: str, starts: list[int]) -> list[tuple[int, int]]:

@@ -16,7 +16,8 @@ threshold: an edge survives when its score is at least ``alpha`` times the best 
 the same node (:func:`mtcabench.graph.prune_relative`), and nodes cut off go with it.
 
 Calls are traced by their arguments. An assistant turn is a query for each of its parts
-(:func:`node_keys`): its text, and each tool call's arguments (:func:`call_part`). A turn
+(:func:`node_keys`): its text, and each value of each tool call's arguments
+(:func:`call_parts`). A turn
 reached through a tool result is asked about the call that result answers, and nothing else:
 what the tool returned depends on the call's arguments, not on the sentence said before it
 ("Sure, let me look that up", which attends to the system prompt). A turn reached because a
@@ -28,6 +29,7 @@ Flat: the target's own scores once, edges from the target to the selected turns,
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from collections.abc import Callable, Hashable
 from typing import NamedTuple
@@ -52,37 +54,49 @@ class Part(NamedTuple):
 SharesFn = Callable[[Hashable], dict[int, float]]
 
 
-def call_part(turn: Turn, i: int) -> Part:
-    """The text of the ``i``-th tool call of ``turn`` that a search reads: its arguments (the
-    JSON object inside ``name(...)``), or the whole call line when it has no arguments (the
-    call alone is then what the context decided)."""
+def call_parts(turn: Turn, i: int) -> list[Part]:
+    """The texts of the ``i``-th tool call of ``turn`` that a search reads: each argument's
+    value (``"mia_li_3668"`` in ``get_user({"user_id": "mia_li_3668"})``), or the whole call
+    line when it has no arguments (the call alone is then what the context decided).
+
+    Values, not keys: a key is the tool's schema and reads the system prompt that describes
+    the tool; the value is what some earlier turn gave. Offsets follow
+    :meth:`~mtcabench.model.ToolCall.render` (``json.dumps`` with its default separators).
+    """
     offset = len(turn.content) + 1 if turn.content else 0
     for call in turn.tool_calls[:i]:
         offset += len(call.render()) + 1
     call = turn.tool_calls[i]
-    line = call.render()
     if not call.arguments:
-        return Part(turn.index, offset, offset + len(line))
-    return Part(turn.index, offset + len(call.name) + 1, offset + len(line) - 1)
+        return [Part(turn.index, offset, offset + len(call.render()))]
+    parts = []
+    pos = offset + len(call.name) + 2  # past "name({"
+    for key, value in call.arguments.items():
+        pos += len(json.dumps(key, ensure_ascii=False)) + 2  # the key and ": "
+        size = len(json.dumps(value, ensure_ascii=False))
+        parts.append(Part(turn.index, pos, pos + size))
+        pos += size + 2  # the value and ", "
+    return parts
 
 
 def node_keys(conversation: Conversation, turn: int) -> list[Hashable]:
     """The queries of an assistant turn reached as a content parent: the whole turn (its
-    index) when it calls no tool, else its text (when it says something) and each call."""
+    index) when it calls no tool, else its text (when it says something) and each call's
+    parts."""
     t = conversation.turns[turn]
     if not t.tool_calls:
         return [turn]
     text = [Part(turn, 0, len(t.content))] if t.content.strip() else []
-    return text + [call_part(t, i) for i in range(len(t.tool_calls))]
+    return text + [p for i in range(len(t.tool_calls)) for p in call_parts(t, i)]
 
 
-def answered_call(conversation: Conversation, tool_turn: int) -> Part:
-    """The query of the call a tool result answers (its arguments; see :func:`call_part`)."""
+def answered_call(conversation: Conversation, tool_turn: int) -> list[Part]:
+    """The queries of the call a tool result answers (see :func:`call_parts`)."""
     call_turn = conversation.turns[conversation.call_turn(tool_turn)]
     wanted = conversation.turns[tool_turn].tool_call_id
     # A call id repeated within a turn: the later call is the one answered (Conversation's rule).
     i = max(i for i, c in enumerate(call_turn.tool_calls) if c.id == wanted)
-    return call_part(call_turn, i)
+    return call_parts(call_turn, i)
 
 
 def query_nodes(conversation: Conversation, last_turn: int) -> list[Hashable]:
@@ -126,7 +140,7 @@ def tokengeist(
                 edges.setdefault((parent, call),
                                  Edge(child=parent, parent=call, kind=EdgeKind.STRUCTURAL))
                 nodes.add(call)
-                nxt = [answered_call(conversation, parent)]
+                nxt = answered_call(conversation, parent)
             elif role is Role.ASSISTANT:
                 nxt = node_keys(conversation, parent)
             else:

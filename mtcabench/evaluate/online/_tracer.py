@@ -59,7 +59,7 @@ from mtcabench.evaluate.attribution._attention import (
     sink_positions,
     without_sinks,
 )
-from mtcabench.evaluate.attribution._engine import best_sentences, turn_shares
+from mtcabench.evaluate.attribution._engine import best_sentences, segment_ids, turn_shares
 from mtcabench.evaluate.attribution._loading import DEFAULT_MODEL, LoadedModel, load_model
 from mtcabench.evaluate.methods._conversation import SentencesFn, with_evidence
 from mtcabench.evaluate.methods._methods import get_methods
@@ -429,7 +429,8 @@ class Tracer:
         scores = self._sentence_scores(turn, start, end)
         if scores is None:
             return {}
-        return turn_shares(scores, self._state.sentence_turns, turn, self.settings.turn_aggregate)
+        return turn_shares(scores, self._state.sentence_turns, turn, self.settings.turn_aggregate,
+                           segment_ids(self._state.sentences))
 
     def evidence(self, turn: int, start: int, end: int) -> dict[int, list[ScoredSentence]]:
         """Per earlier turn, its best sentences for ``Turn.text[start:end]`` of turn ``turn``
