@@ -70,6 +70,7 @@ from mtcabench.evaluate import (
     flat,
     tokengeist,
 )
+from mtcabench.evaluate.methods._tokengeist import Part
 from mtcabench.io import write_records
 from mtcabench.model import (
     BenchmarkSpan,
@@ -98,6 +99,8 @@ _TASK = re.compile(r"/task-(\d+)/trial-(\d+)$")
 GOLD_DECIDED_AT = datetime(2026, 1, 1, tzinfo=UTC)
 DEFAULT_OUT = ROOT / "runs" / "parameter-study"
 DOCS_BEGIN, DOCS_END = "<!-- parameter-study:begin -->", "<!-- parameter-study:end -->"
+#: Part of every cached conversation's signature: a cache of another format is recomputed.
+CACHE_FORMAT = "shares-v2"
 
 
 # --------------------------------------------------------------------------- gold and split
@@ -162,7 +165,9 @@ class ShareTables:
     """
 
     targets: dict[str, dict[int, float]] = field(default_factory=dict)
-    turns: dict[int, dict[int, float]] = field(default_factory=dict)
+    #: By query: a whole turn under its index, a part of one (a call's argument value, the
+    #: text of a turn that calls) under its Part.
+    turns: dict[object, dict[int, float]] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
 
     def shares_fn(self, span_id: str):
@@ -176,7 +181,7 @@ class ShareTables:
         def enc(d):
             return {str(k): v for k, v in d.items()}
         return {"targets": {s: enc(v) for s, v in self.targets.items()},
-                "turns": {str(t): enc(v) for t, v in self.turns.items()},
+                "turns": {_key_text(t): enc(v) for t, v in self.turns.items()},
                 "skipped": self.skipped}
 
     @classmethod
@@ -184,8 +189,17 @@ class ShareTables:
         def dec(d):
             return {int(k): float(v) for k, v in d.items()}
         return cls(targets={s: dec(v) for s, v in obj["targets"].items()},
-                   turns={int(t): dec(v) for t, v in obj["turns"].items()},
+                   turns={_key_of(t): dec(v) for t, v in obj["turns"].items()},
                    skipped=dict(obj["skipped"]))
+
+
+def _key_text(key) -> str:
+    """A query key in the cache: a turn's index, or ``turn:start:end`` of a part."""
+    return ":".join(map(str, key)) if isinstance(key, Part) else str(key)
+
+
+def _key_of(text: str):
+    return Part(*map(int, text.split(":"))) if ":" in text else int(text)
 
 
 def compute_shares(attributor, conversation: Conversation,
@@ -211,10 +225,11 @@ def compute_shares(attributor, conversation: Conversation,
             tables.targets[sid] = dict(fn(TARGET))
         if fns:
             any_fn = next(iter(fns.values()))
-            for i in range(len(conversation.turns)):
-                shares = any_fn(i)
+            last = max(s.span.turn for s in spans)
+            for key in Tokengeist().query_turns(conversation, last):
+                shares = any_fn(key)
                 if shares:
-                    tables.turns[i] = dict(shares)
+                    tables.turns[key] = dict(shares)
         out[agg] = tables
     return out
 
@@ -240,7 +255,8 @@ def signature(model: str, scorer: str, conversation: Conversation,
               spans: list[BenchmarkSpan]) -> str:
     """What shapes a conversation's shares: model, scorer, the conversation, its spans."""
     h = hashlib.sha256()
-    for part in (model, scorer, conversation.model_dump_json(),
+    # CACHE_FORMAT: the queries stored changed (calls by argument values, sinks out).
+    for part in (CACHE_FORMAT, model, scorer, conversation.model_dump_json(),
                  *sorted(f"{s.id}|{s.span.start}|{s.span.end}" for s in spans)):
         h.update(part.encode())
         h.update(b"\0")

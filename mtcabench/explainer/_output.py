@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
+from difflib import SequenceMatcher
 from pathlib import Path
 
 from rich.text import Text
@@ -42,15 +43,37 @@ def excerpt(text: str, limit: int = 60) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "\u2026"
 
 
-def _label(explanation: Explanation, turn: int, edge: Edge) -> Text:
-    """The parent's role and the edge's score, then its best evidence sentence quoted (where
-    in the parent the child's content came from), else the parent's first characters."""
+#: The shortest text shared by an evidence and its child that a quote is centred on.
+MIN_FOCUS = 3
+
+
+def quote(text: str, focus: str, limit: int = 72) -> str:
+    """``text`` on one line in at most ``limit`` characters; when it is longer, the window
+    is centred on the longest piece it shares with ``focus`` (the value the child took from
+    it), so that the quote shows the value, not the text's first characters."""
+    flat = re.sub(r"\s+", " ", plain(text)).strip()
+    if len(flat) <= limit:
+        return flat
+    match = SequenceMatcher(None, flat, re.sub(r"\s+", " ", plain(focus)),
+                            autojunk=False).find_longest_match()
+    if match.size < MIN_FOCUS:
+        return flat[: limit - 1] + "\u2026"
+    size = min(match.size, limit - 2)
+    a = max(0, min(match.a - (limit - 2 - size) // 2, len(flat) - (limit - 2)))
+    b = a + limit - 2
+    return ("\u2026" if a > 0 else "") + flat[a:b] + ("\u2026" if b < len(flat) else "")
+
+
+def _label(explanation: Explanation, turn: int, edge: Edge, focus: str) -> Text:
+    """The parent's role and the edge's score, then its best evidence quoted (where in the
+    parent the child's content came from; ``focus``: the child's text, see :func:`quote`),
+    else the parent's first characters."""
     t = explanation.conversation.turns[turn]
     how = f"{edge.score:.2f}" if edge.kind is EdgeKind.CONTENT else "issued the call"
     head = ((f"turn {turn} {t.role.value}", _ROLE_STYLE[t.role]), "  ", (how, "cyan"), "  ")
     if edge.sentences:
         best = edge.sentences[0]
-        return Text.assemble(*head, ("\u201c" + excerpt(t.text[best.start:best.end], 72)
+        return Text.assemble(*head, ("\u201c" + quote(t.text[best.start:best.end], focus)
                                      + "\u201d", "green"))
     return Text.assemble(*head, excerpt(t.text, 48))
 
@@ -60,6 +83,7 @@ def render_tree(explanation: Explanation, k: int, method: str) -> Tree:
     it, with the edge's score; a turn reached again is marked, not repeated."""
     target = explanation.targets[k]
     graph = explanation.graphs[method][k]
+    conv = explanation.conversation
     root = Tree(Text.assemble((f"turn {target.turn} assistant", "bold"), "  ",
                               (plain(method), "dim"), "  \u201c", excerpt(target.text, 48), "\u201d"))
     out: dict[int, list[Edge]] = {}
@@ -73,7 +97,8 @@ def render_tree(explanation: Explanation, k: int, method: str) -> Tree:
 
     def grow(node: Tree, turn: int) -> None:
         for e in out.get(turn, []):
-            label = _label(explanation, e.parent, e)
+            focus = target.text if turn == target.turn else conv.turns[turn].text
+            label = _label(explanation, e.parent, e, focus)
             if e.parent in seen:
                 node.add(label.append("  (traced above)", style="dim"))
                 continue

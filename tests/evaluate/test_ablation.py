@@ -18,7 +18,17 @@ from mtcabench.evaluate import (
     trace_benchmark,
     trace_conversation,
 )
-from mtcabench.evaluate.attribution._ablation import Ablation, PrefixRunner, lasso
+from mtcabench.evaluate.attribution._ablation import (
+    Ablation,
+    AblationData,
+    PrefixRunner,
+    balanced_masks,
+    lasso,
+    surrogate_scores,
+    turn_columns,
+)
+from mtcabench.evaluate.attribution._engine import Query
+from mtcabench.evaluate.attribution._render import Sentence
 
 
 def test_lasso_recovers_a_sparse_linear_model():
@@ -49,6 +59,51 @@ def test_lasso_meets_its_optimality_conditions():
     assert np.all(np.abs(grad) <= alpha + 1e-6)
     on = np.abs(ws) > 1e-9
     assert on.any() and np.allclose(grad[on], alpha * np.sign(ws[on]), atol=1e-6)
+
+
+class _Sentences:
+    """Stands in for a rendered conversation: only its sentences are read by the planner."""
+
+    def __init__(self, turns_of_sentences):
+        self.sentences = [Sentence(t, 0, 1) for t in turns_of_sentences]
+
+
+def test_every_turn_is_kept_in_the_same_number_of_passes():
+    masks = balanced_masks(7, 16, 0.5, np.random.default_rng(0))
+    assert masks.shape == (16, 7) and (masks.sum(axis=0) == 8).all()
+    # never a unit kept always or never (no effect to measure), whatever keep says
+    assert (balanced_masks(3, 4, 0.99, np.random.default_rng(0)).sum(axis=0) == 3).all()
+    assert balanced_masks(0, 4, 0.5, np.random.default_rng(0)).shape == (4, 0)
+
+
+def test_passes_leave_out_whole_turns_and_read_every_query_as_often():
+    # Sentences 0-1 in turn 0, 2-5 in turn 2 (an assistant turn of four sentences), 6 in turn 3.
+    rendered = _Sentences([0, 0, 2, 2, 2, 2, 3])
+    droppable = list(range(7))
+    drops = Ablation(passes=8).plan_conversation(rendered, droppable, np.random.default_rng(1))
+    assert len(drops) == 8  # K passes (+1 whole pass when run), whatever spans and steps
+    for drop in drops:  # a turn is dropped whole or not at all
+        assert {frozenset(drop & {0, 1}), frozenset(drop & {2, 3, 4, 5})} <= {
+            frozenset(), frozenset({0, 1}), frozenset({2, 3, 4, 5})}
+    # the four-sentence turn is read (kept) in exactly half of the passes, as the others
+    assert sum(not (drop & {2, 3, 4, 5}) for drop in drops) == 4
+    assert sum(not (drop & {6}) for drop in drops) == 4
+    assert turn_columns(rendered, droppable) == [[0, 1], [2, 3, 4, 5], [6]]
+
+
+def test_surrogate_over_turn_columns_gives_each_sentence_its_turns_weight():
+    rendered = _Sentences([0, 0, 1, 2])
+    rng = np.random.default_rng(2)
+    droppable = [0, 1, 2, 3]
+    columns = turn_columns(rendered, droppable)
+    turn_masks = balanced_masks(len(columns), 32, 0.5, rng)
+    masks = turn_masks[:, [0, 0, 1, 2]]  # sentences follow their turn
+    outputs = (3.0 * turn_masks[:, 1] + 0.1 * rng.normal(size=32))[None]
+    data = AblationData(droppable, masks, outputs, np.array([1]))
+    scores = surrogate_scores(data, rendered, [Query("q", 2, 0, 1)], 1e-4, columns)[0]
+    assert scores[2] == pytest.approx(3.0, abs=0.1)  # turn 1 matters
+    assert scores[0] == scores[1] and abs(scores[0]) < 0.1  # turn 0's sentences share a weight
+    assert np.isnan(scores[3])  # the query's own turn is no column
 
 
 def test_settings_are_checked():

@@ -72,7 +72,10 @@ def test_features_are_the_reductions_of_the_eager_weights(loaded, case, eager_at
     feats = query_features(loaded.model, lay.input_ids, queries, lay.token_sentence, n_s,
                            with_heads=True)
     last = max(int(q.max()) for q in queries)
-    ts = lay.token_sentence[: last + 1]
+    # The features' sentence of each token: the layout's, with the attention sinks in none.
+    ts = feats.token_sentence
+    sinks = _attention.sink_positions(loaded.model, lay.input_ids)
+    assert (ts == _attention.without_sinks(lay.token_sentence, sinks)[: last + 1]).all()
     for qi, rows in enumerate(queries):
         a = eager_attn[:, :, rows, : last + 1].mean(dim=2)  # [L, H, T]
         assert torch.allclose(feats.token_attn[qi], a.mean(dim=(0, 1)), atol=1e-6)

@@ -24,6 +24,7 @@ from mtcabench.evaluate import (
     turn_shares,
 )
 from mtcabench.evaluate.attribution._attention import query_features
+from mtcabench.evaluate.attribution._engine import segment_ids
 from mtcabench.evaluate.online._tracer import as_message
 from mtcabench.evaluate.attribution._scorers import AverageAttention
 from mtcabench.graph import check_graph, depth, sources
@@ -254,7 +255,7 @@ def test_template_that_rerenders_earlier_turns_crops_and_recomputes(loaded, samp
                            len(layout.sentence_chars), with_heads=False)
     scores = AverageAttention().sentence_scores(feats).double().numpy()
     for q, t in enumerate(answers):
-        want = turn_shares(scores[q], turns, t.index)
+        want = turn_shares(scores[q], turns, t.index, segments=segment_ids(tracer.sentences))
         got = tracer.shares(t.index, 0, len(t.text))
         assert set(got) == set(want) and all(abs(got[i] - want[i]) < TOL for i in want)
 

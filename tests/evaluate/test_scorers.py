@@ -23,7 +23,7 @@ from mtcabench.evaluate.attribution._scorers import (
     sentence_sum,
     sentence_top_k_mean,
 )
-from mtcabench.evaluate.attribution._sentences import split_sentences
+from mtcabench.evaluate.attribution._sentences import split_sentences, unit_segments
 
 
 def features(token_attn, token_sentence, present, head_sentence=None):
@@ -44,6 +44,29 @@ def test_sentences_cover_the_text_without_gaps():
     assert split_sentences("") == [] and split_sentences("  \n ") == []
     # decimals and ids are not sentence ends
     assert len(split_sentences("It is 3.5 hours on HAT.136 today.")) == 1
+
+
+def test_json_is_split_into_fields_and_items_before_sentences():
+    text = ('{"order_id": "ORD-55821", "tracking_number": "1Z999AA10123456784", '
+            '"items": [{"sku": "LMP-2", "qty": 1}, {"sku": "B-7", "qty": 2}], '
+            '"tags": ["gift", "fragile"], "note": "Left at door. Signed by J."}')
+    spans = split_sentences(text)
+    assert [text[a:b] for a, b in spans] == [
+        '{"order_id": "ORD-55821", ', '"tracking_number": "1Z999AA10123456784", ',
+        '"items": [{"sku": "LMP-2", ', '"qty": 1}, ', '{"sku": "B-7", ', '"qty": 2}], ',
+        '"tags": ["gift", ', '"fragile"], ', '"note": "Left at door. ', 'Signed by J."}']
+    assert spans[0][0] == 0 and spans[-1][1] == len(text)
+    assert all(b == a2 for (_, b), (a2, _) in zip(spans, spans[1:]))
+    # The units refine the sentences: all in the first sentence but "Signed by J."
+    assert unit_segments(text, spans) == [0] * 9 + [1]
+    # Not JSON (or not an object or list): sentences and lines only.
+    broken = '{"a": 1, "b": 2'
+    assert [broken[a:b] for a, b in split_sentences(broken)] == [broken]
+    assert len(split_sentences('"a string", "b"')) == 1
+    # Escaped quotes and brackets inside strings are not structure.
+    tricky = '[{"q": "say \\"}, [\\" twice"}, {"r": 2}]'
+    assert [tricky[a:b] for a, b in split_sentences(tricky)] == [
+        '[{"q": "say \\"}, [\\" twice"}, ', '{"r": 2}]']
 
 
 def test_average_attention_sums_tokens_per_sentence():

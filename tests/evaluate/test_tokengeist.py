@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mtcabench.evaluate import TARGET, SearchSettings, flat, tokengeist
-from mtcabench.evaluate.methods._tokengeist import select_parents
+from mtcabench.evaluate.methods._tokengeist import Part, call_parts, node_keys, select_parents
 from mtcabench.graph import check_graph
 from mtcabench.model import Conversation, EdgeKind
 
@@ -39,12 +39,14 @@ class Table:
 
 
 NO_PRUNE = SearchSettings(top_k=3, threshold=0.05, d_max=6, alpha=0.0)
+#: The calls of turns 2 and 6 (no arguments: the whole call line is the query).
+(C2,), (C6,) = call_parts(CONV.turns[2], 0), call_parts(CONV.turns[6], 0)
 
 FULL = {
     TARGET: {7: 0.5, 4: 0.3, 0: 0.1, 5: 0.04, 1: 0.06},
     4: {3: 0.7, 1: 0.3},
-    6: {5: 0.8, 3: 0.2},
-    2: {1: 0.9, 0: 0.1},
+    C6: {5: 0.8, 3: 0.2},
+    C2: {1: 0.9, 0: 0.1},
 }
 
 
@@ -60,9 +62,10 @@ def test_role_dispatch_builds_the_expected_graph():
         (8, 7), (8, 4), (8, 0), (4, 3), (4, 1), (6, 5), (6, 3), (2, 1), (2, 0)}
     # tool results get their structural edge to the call turn
     assert pairs(graph, EdgeKind.STRUCTURAL) == {(7, 6), (3, 2)}
-    # breadth-first, best parent first: the call turn 6 (via tool 7), then 4, then the call
-    # turn 2 (via tool 3); never a tool, user or system turn, each node once (3 is reached twice)
-    assert table.calls == [TARGET, 6, 4, 2]
+    # breadth-first, best parent first: the call of turn 6 (via tool 7), then 4, then the
+    # call of turn 2 (via tool 3); never a tool, user or system turn, each node once (3 is
+    # reached twice)
+    assert table.calls == [TARGET, C6, 4, C2]
     assert check_graph(graph, CONV) == []
     scores = {e.pair: e.score for e in graph.edges}
     assert scores[(8, 7)] == 0.5 and scores[(7, 6)] is None
@@ -82,7 +85,7 @@ def test_depth_limit_stops_recursion_but_keeps_structural_edges():
     assert pairs(graph) == {(8, 7), (7, 6), (8, 4), (8, 0)}
     table = Table(FULL)
     graph = tokengeist(CONV, 8, table, SearchSettings(top_k=3, threshold=0.05, d_max=2, alpha=0))
-    assert table.calls == [TARGET, 6, 4]  # call turn 2 sits at depth 2: not expanded
+    assert table.calls == [TARGET, C6, 4]  # call turn 2 sits at depth 2: not expanded
     assert (3, 2) in pairs(graph) and (2, 1) not in pairs(graph)
 
 
@@ -136,3 +139,60 @@ def test_flat_links_the_target_only():
 def test_settings_are_checked(kwargs):
     with pytest.raises(ValueError):
         SearchSettings(**kwargs)
+
+
+#: 0 system, 1 user (the order id), 2 assistant (a sentence and two calls), 3 tool (call a),
+#: 4 tool (call b), 5 assistant (the target's turn).
+SAID_AND_CALLED = Conversation.model_validate({
+    "id": "hand/2", "source": "hand", "domain": "test",
+    "turns": [
+        {"index": 0, "role": "system", "content": "Use the tools."},
+        {"index": 1, "role": "user", "content": "Order ORD-1, and the weather?"},
+        {"index": 2, "role": "assistant", "content": "Sure, one moment.", "tool_calls": [
+            {"id": "a", "name": "lookup_order",
+             "arguments": {"order_id": "ORD-1", "fields": ["tracking", "eta"]}},
+            {"id": "b", "name": "weather", "arguments": {}}]},
+        {"index": 3, "role": "tool", "tool_call_id": "a", "content": "{\"tracking\": \"1Z9\"}"},
+        {"index": 4, "role": "tool", "tool_call_id": "b", "content": "sunny"},
+        {"index": 5, "role": "assistant", "content": "Tracking 1Z9."},
+    ],
+})
+
+
+def test_a_call_is_queried_by_its_argument_values_or_its_line():
+    turn = SAID_AND_CALLED.turns[2]
+    (order, fields), (b,) = call_parts(turn, 0), call_parts(turn, 1)
+    assert turn.text[order.start:order.end] == '"ORD-1"'  # the value, not the key
+    assert turn.text[fields.start:fields.end] == '["tracking", "eta"]'
+    assert turn.text[b.start:b.end] == "weather({})"  # no arguments: the call itself
+    assert node_keys(SAID_AND_CALLED, 2) == [Part(2, 0, len("Sure, one moment.")), order,
+                                              fields, b]
+    assert node_keys(CONV, 4) == [4]  # a turn that calls nothing is asked about as a whole
+    # Offsets follow the rendering of non-ASCII keys and values too.
+    odd = Conversation.model_validate({"id": "hand/u", "source": "hand", "domain": "test",
+        "turns": [{"index": 0, "role": "assistant", "content": "ok", "tool_calls": [
+            {"id": "c", "name": "f", "arguments": {"cl\u00e9": "\u00e9t\u00e9", "n": 2.5}}]}]})
+    t = odd.turns[0]
+    assert [t.text[p.start:p.end] for p in call_parts(t, 0)] == ['"\u00e9t\u00e9"', "2.5"]
+
+
+def test_a_call_turn_reached_through_a_result_is_traced_by_that_call_only():
+    turn = SAID_AND_CALLED.turns[2]
+    text = Part(2, 0, len(turn.content))
+    order, fields = call_parts(turn, 0)
+    table = Table({TARGET: {3: 0.9}, text: {0: 0.8}, order: {1: 0.7, 0: 0.1}})
+    graph = tokengeist(SAID_AND_CALLED, 5, table, SearchSettings(top_k=3, threshold=0.05,
+                                                                 d_max=6, alpha=0.5))
+    # The sentence before the call (drawn to the system prompt) is never asked about: what the
+    # tool returned depends on the arguments' values, and those came from the user.
+    assert table.calls == [TARGET, order, fields]
+    assert pairs(graph) == {(5, 3), (3, 2), (2, 1)}
+
+
+def test_a_turn_reached_as_content_is_asked_about_every_part_keeping_the_best_score():
+    text, a, fields, b = node_keys(SAID_AND_CALLED, 2)
+    table = Table({TARGET: {2: 0.9}, text: {1: 0.4, 0: 0.3}, a: {1: 0.8}, b: {1: 0.2}})
+    graph = tokengeist(SAID_AND_CALLED, 5, table, NO_PRUNE)
+    assert table.calls == [TARGET, text, a, fields, b]
+    scores = {e.pair: e.score for e in graph.edges}
+    assert scores == {(5, 2): 0.9, (2, 1): 0.8, (2, 0): 0.3}

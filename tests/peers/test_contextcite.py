@@ -101,3 +101,77 @@ def test_the_peer_scorer_runs_the_package_as_a_flat_method(loaded, sample_conver
     assert res.forward_passes == 2  # the package's passes, per span
     edges = res.entries["flat"][0].edges
     assert all(e.child == turn and e.parent < turn for e in edges)
+
+
+def test_turn_level_ablation_matches_context_cite_on_a_multi_turn_conversation(loaded):
+    """Our turn-level design (`--scorer ablation`) on a conversation of five turns: the
+    package, given our rendering of each ablated conversation as its prompt and its own
+    masks over the four turns before the answer, computes the same outputs per mask and,
+    with its own solver, the same weight per turn."""
+    from context_cite import ContextCiter
+    from context_cite.context_partitioner import BaseContextPartitioner
+    from context_cite.utils import aggregate_logit_probs
+
+    from mtcabench.evaluate.attribution._ablation import turn_columns
+
+    conv = Conversation(id="cc/turns", source="test", domain="test", turns=[
+        Turn(index=0, role=Role.SYSTEM, content="You are the agent of an airline. Be brief."),
+        Turn(index=1, role=Role.USER, content=CONTEXT),
+        Turn(index=2, role=Role.ASSISTANT, content="Thank you. What would you like to know?"),
+        Turn(index=3, role=Role.USER, content="Which flight is it, and when does it leave?"),
+        Turn(index=4, role=Role.ASSISTANT, content=RESPONSE)])
+    rendered = render_conversation(conv, loaded.tokenizer)
+    full = rendered.full
+    droppable = [i for i, s in enumerate(rendered.sentences) if s.turn < 4]
+    columns = turn_columns(rendered, droppable)
+    assert len(columns) == 4  # one source per turn, the assistant's turn among them
+
+    def drop_of(mask) -> frozenset[int]:
+        return frozenset(droppable[j] for c, kept in zip(columns, mask) if not kept for j in c)
+
+    answer_start, _ = full.span_tokens(4, 0, len(RESPONSE))
+    answer_end = full.chars_of(4, 0, len(RESPONSE))[1]
+
+    class Turns(BaseContextPartitioner):
+        """The four turns before the answer as the sources (the prompt is ours, below)."""
+
+        @property
+        def num_sources(self):
+            return len(columns)
+
+        def split_context(self):
+            pass
+
+        def get_source(self, i):
+            return conv.turns[i].text
+
+        def get_context(self, mask=None):
+            return ""
+
+    class OurConversation(ContextCiter):
+        """The package on our rendering: the prompt of a mask is the ablated conversation up
+        to the answer's first token, as our passes feed it."""
+
+        def _get_prompt_ids(self, mask=None, return_prompt=False):
+            layout = rendered.layout(drop_of(np.ones(len(columns), bool) if mask is None
+                                             else mask))
+            start = layout.span_tokens(4, 0, len(RESPONSE))[0]
+            ids = list(layout.input_ids[:start])
+            return (ids, layout.text[: layout.offsets[start, 0]]) if return_prompt else ids
+
+    cc = OurConversation(loaded.model, loaded.tokenizer, "", "", partitioner=Turns(""),
+                         num_ablations=16)
+    cc._cache["output"] = full.text[:answer_end]  # the answer is given, not generated
+    assert cc._get_prompt_ids() + cc._response_ids == full.input_ids[
+        : answer_start + len(cc._response_ids)]
+    want = cc.get_attributions(verbose=False)
+    drops = [drop_of(m) for m in cc._masks]
+    query = Query("answer", 4, 0, len(RESPONSE))
+    data = ablation_outputs(loaded, rendered, [query], droppable, drops)
+    assert np.abs(data.outputs[0] - aggregate_logit_probs(cc._logit_probs)).max() < 1e-3
+    got = surrogate_scores(data, rendered, [query], 0.01, columns)[0]
+    per_turn = np.array([got[droppable[c[0]]] for c in columns])
+    for c in columns:  # every sentence of a turn carries the turn's weight
+        assert np.all(got[[droppable[j] for j in c]] == got[droppable[c[0]]])
+    assert np.abs(per_turn - want).max() < 2e-3 * max(np.abs(want).max(), 1e-9)
+    assert np.argmax(per_turn) == np.argmax(want)

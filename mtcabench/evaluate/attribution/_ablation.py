@@ -1,5 +1,5 @@
 """The ablation base scorer (``--scorer ablation``): ContextCite's random ablations and linear
-surrogate, with the passes planned once per conversation.
+surrogate, with the passes planned once per conversation, over whole turns.
 
 ContextCite (Cohen-Wang et al., 2024) leaves out random subsets of the context's sources, runs
 the model on each ablated context, and fits a sparse linear model (LASSO) from "which sources
@@ -8,21 +8,32 @@ is causal (it measures what removing a source does), where attention scores are 
 Run per span and per recursion step as the package does, it costs its passes again and again;
 here the passes belong to the conversation:
 
-- each of ``passes`` forward passes leaves out a random subset of the sentences before the last
-  query (every sentence independently with probability ``1 - keep``, seeded per conversation),
-  assistant sentences included: they are sources of later queries;
-- every query (target span or whole intermediate turn) whose own text was kept in a pass reads
-  its logit-probability from it (``log p - log(1 - p)``, ``p`` the probability of its tokens,
-  as ContextCite); a query whose text was left out simply has no data point in that pass;
+- the sources are the *turns* before the last query (system, user, tool and assistant turns
+  alike: an assistant turn is a source of later queries); each of ``passes`` forward passes
+  leaves out a random set of them, and the design is balanced: every turn is kept in exactly
+  ``round(passes * keep)`` passes (a random choice of which, per turn, seeded per
+  conversation). A sentence-level design gave a query in a turn of *n* sentences a read only
+  in the passes that kept all *n* (an assistant turn of 7-17 sentences was never read, so the
+  recursion could not pass through it) and a LASSO of 60-132 sentence columns against a
+  handful of reads; by turns, every query is read in ``round(passes * keep)`` passes (the
+  target's turn, never left out, in all) and its LASSO has one column per earlier turn;
+- every query (target span or a whole intermediate turn or part of one) whose own turn was
+  kept in a pass reads its logit-probability from it (``log p - log(1 - p)``, ``p`` the
+  probability of its tokens, as ContextCite);
 - one more pass over the whole conversation keeps the keys and values of every token; a pass
   then starts from the first token where its input differs from the whole conversation's (its
-  first left-out sentence) and reuses the cached prefix, so it recomputes only what changed;
+  first left-out turn) and reuses the cached prefix, so it recomputes only what changed;
   queries before that token keep the whole pass's values;
 - per query, LASSO (ContextCite's solver: standardised masks, ``alpha`` 0.01, the output divided
-  by the query's token count) over the sentences before the query's turn gives the scores.
+  by the query's token count) over the turns before the query's turn gives each turn's weight,
+  which every sentence of the turn carries (the evidence of an ablation edge is its turn: a
+  turn-level design cannot say which sentence in it mattered; with ``--turn-aggregate max``
+  the turn's share is its weight's).
 
 So the cost is ``passes + 1`` forward passes per conversation, whatever the number of spans,
-intermediate turns or recursion steps.
+intermediate turns or recursion steps. :func:`ablation_outputs` and :func:`surrogate_scores`
+also take sentence-level designs (each sentence its own column), which
+tests/peers/test_contextcite.py checks against the package with its own masks.
 """
 
 from __future__ import annotations
@@ -193,30 +204,60 @@ def _own_sentences(rendered: RenderedConversation, q: Query) -> frozenset[int]:
 
 
 def surrogate_scores(data: AblationData, rendered: RenderedConversation, queries: list[Query],
-                     alpha: float) -> np.ndarray:
-    """``[queries, sentences]``: LASSO weights per query over the sentences before its turn
-    (NaN elsewhere, and for a query read in fewer than two passes)."""
+                     alpha: float, columns: list[list[int]] | None = None) -> np.ndarray:
+    """``[queries, sentences]``: per query, LASSO weights over the columns before its turn
+    (NaN elsewhere, and for a query read in fewer than two passes).
+
+    ``columns`` groups positions in ``data.droppable`` that the design always keeps or leaves
+    out together (one turn's sentences); every sentence of a column carries its weight. By
+    default every droppable sentence is a column of its own (ContextCite's design)."""
+    if columns is None:
+        columns = [[j] for j in range(len(data.droppable))]
     scores = np.full((len(queries), len(rendered.sentences)), np.nan)
-    turns = np.array([rendered.sentences[s].turn for s in data.droppable], dtype=np.int64)
-    droppable = np.asarray(data.droppable, dtype=np.int64)
+    turns = np.array([rendered.sentences[data.droppable[c[0]]].turn for c in columns],
+                     dtype=np.int64)
+    first = np.array([c[0] for c in columns], dtype=np.int64)
     for i, q in enumerate(queries):
         read = ~np.isnan(data.outputs[i])
         cols = np.flatnonzero(turns < q.turn)
         if read.sum() < 2 or not len(cols):
             continue
         n_tok = float(data.tokens[i])
-        w, _ = lasso(data.masks[np.ix_(read, cols)].astype(np.float64),
+        w, _ = lasso(data.masks[np.ix_(read, first[cols])].astype(np.float64),
                      data.outputs[i, read] / n_tok, alpha)
-        scores[i, droppable[cols]] = w * n_tok
+        for c, weight in zip(cols, w, strict=True):
+            scores[i, [data.droppable[j] for j in columns[c]]] = weight * n_tok
     return scores
+
+
+def balanced_masks(units: int, passes: int, keep: float, rng: np.random.Generator) -> np.ndarray:
+    """``[passes, units]`` keep masks where every unit is kept in exactly ``round(passes *
+    keep)`` passes (at least 1, at most ``passes - 1``: a unit always kept or always left out
+    has no effect to measure); which passes, a random choice per unit."""
+    kept = min(max(round(passes * keep), 1), passes - 1)
+    column = np.arange(passes) < kept
+    if not units:
+        return np.ones((passes, 0), dtype=bool)
+    return np.stack([rng.permutation(column) for _ in range(units)], axis=1)
+
+
+def turn_columns(rendered: RenderedConversation, droppable: list[int]) -> list[list[int]]:
+    """The positions in ``droppable`` of each turn's sentences, turn by turn."""
+    by_turn: dict[int, list[int]] = {}
+    for j, s in enumerate(droppable):
+        by_turn.setdefault(rendered.sentences[s].turn, []).append(j)
+    return [by_turn[t] for t in sorted(by_turn)]
 
 
 @register_scorer
 class Ablation(BaseScorer):
-    """ContextCite's ablations and LASSO surrogate, ``passes`` per conversation (module docstring)."""
+    """ContextCite's ablations and LASSO surrogate over whole turns, ``passes`` per
+    conversation (module docstring)."""
 
     name = "ablation"
-    #: Assistant sentences are sources of later queries: they are left out too.
+    #: Every unit of a turn carries the turn's weight: pooled, a segment keeps it once.
+    additive = False
+    #: Assistant turns are sources of later queries: they are left out too.
     drops_assistant = True
 
     def __init__(self, passes: int = 32, keep: float = 0.5, alpha: float = 0.01):
@@ -228,21 +269,25 @@ class Ablation(BaseScorer):
     def from_settings(cls, settings, loaded):
         return cls(settings.ablation_passes, settings.ablation_keep, settings.ablation_alpha)
 
-    def plan(self, droppable: list[int], rng: np.random.Generator) -> list[frozenset[int]]:
-        return [frozenset(s for s, kept in zip(droppable, rng.random(len(droppable)) < self.keep,
-                                               strict=True) if not kept)
-                for _ in range(self.passes)]
+    def plan_conversation(self, rendered, droppable, rng):
+        columns = turn_columns(rendered, droppable)
+        masks = balanced_masks(len(columns), self.passes, self.keep, rng)
+        return [frozenset(droppable[j] for c, kept in zip(columns, row, strict=True)
+                          if not kept for j in c) for row in masks]
 
     def score_conversation(self, loaded, rendered, queries, droppable, drops):
         data = ablation_outputs(loaded, rendered, queries, droppable, drops)
-        return surrogate_scores(data, rendered, queries, self.alpha), len(drops) + 1
+        scores = surrogate_scores(data, rendered, queries, self.alpha,
+                                  turn_columns(rendered, droppable))
+        return scores, len(drops) + 1
 
     def sentence_scores(self, features):  # pragma: no cover - score_conversation replaces it
         raise NotImplementedError("the ablation scorer reads log-probabilities, not attention")
 
     def parameters(self) -> dict[str, Any]:
         return {"passes": self.passes, "keep": self.keep, "alpha": self.alpha,
-                "solver": "lasso", "output": "logit-prob"}
+                "solver": "lasso", "output": "logit-prob", "sources": "turns",
+                "design": "balanced"}
 
 
 def edge_drops(loaded: LoadedModel, rendered: RenderedConversation,

@@ -182,7 +182,8 @@ def forward(model, input_ids: list[int] | torch.Tensor) -> None:
 
 
 def attention_rows(model, input_ids, rows) -> torch.Tensor:
-    """Attention weights ``[layers, heads, R, T]`` of ``rows`` (for tests and small inspections)."""
+    """Attention weights ``[layers, heads, R, T]`` of ``rows`` (the sink probe, tests and small
+    inspections: the whole tensor is materialised)."""
     rows_t = torch.as_tensor(rows, dtype=torch.long)
     out: list[torch.Tensor] = []
 
@@ -195,6 +196,44 @@ def attention_rows(model, input_ids, rows) -> torch.Tensor:
     with RowHooks(model, on_layer):
         forward(model, input_ids)
     return torch.stack(out).cpu()
+
+
+#: Tokens the sink probe runs over (the start of the input) and the share of attention a
+#: token must draw from every probe row to be a sink (see :func:`sink_positions`).
+SINK_PROBE_TOKENS = 64
+SINK_SHARE = 0.05
+
+
+def sink_positions(model, input_ids: list[int] | np.ndarray) -> np.ndarray:
+    """Positions of the attention sinks at the start of ``input_ids``: the tokens that draw at
+    least ``SINK_SHARE`` of the attention (averaged over heads and layers) of *every* row of a
+    probe, whatever those rows are about.
+
+    Causal LMs park the attention a head has no use for on a few early tokens (Xiao et al.
+    2024, "attention sinks"), and not only on the first: SmolLM2 parks about a tenth of every
+    query's attention on the fifth token, the second word of the system prompt. Counted as
+    content, that token made the system prompt a parent of nearly everything. Which tokens
+    are sinks depends on the model, so they are measured, not assumed: a forward pass over the
+    first ``SINK_PROBE_TOKENS`` tokens (the model is causal: their attention is the same in
+    the whole conversation), rows the second half, candidates the first half; a content token
+    draws that much attention from some rows (those that read it) but not from all.
+    """
+    ids = np.asarray(input_ids, dtype=np.int64)
+    n = min(len(ids), SINK_PROBE_TOKENS)
+    if n < 4:
+        return np.zeros(0, dtype=np.int64)
+    half = n // 2
+    rows = torch.arange(half, n)
+    w = attention_rows(model, ids[:n].tolist(), rows)  # [L, H, R, n]
+    floor = w.float().mean(dim=(0, 1))[:, :half].min(dim=0).values
+    return np.flatnonzero(floor.numpy() >= SINK_SHARE).astype(np.int64)
+
+
+def without_sinks(token_sentence: np.ndarray, sinks: np.ndarray) -> np.ndarray:
+    """``token_sentence`` with the sink positions in no sentence (as template tokens)."""
+    out = np.array(token_sentence, dtype=np.int64, copy=True)
+    out[sinks[sinks < len(out)]] = -1
+    return out
 
 
 @dataclass
@@ -225,8 +264,15 @@ def query_features(
     num_sentences: int,
     *,
     with_heads: bool,
+    sinks: bool = True,
 ) -> PassFeatures:
-    """One forward pass; per-query attention features from recomputed rows (see PassFeatures)."""
+    """One forward pass; per-query attention features from recomputed rows (see PassFeatures).
+
+    With ``sinks`` (the default), the attention sinks (:func:`sink_positions`) belong to no
+    sentence: their attention is the model's resting place, not a reading of the text.
+    """
+    if sinks:
+        token_sentence = without_sinks(token_sentence, sink_positions(model, input_ids))
     device = next(model.parameters()).device
     n_q = len(query_rows)
     last = max((int(r.max()) for r in query_rows if len(r)), default=-1)

@@ -81,6 +81,10 @@ class BaseScorer(ABC):
     name: ClassVar[str] = ""
     #: Whether :meth:`sentence_scores` reads per-head features (costs memory, not passes).
     needs_heads: ClassVar[bool] = False
+    #: Whether a segment's score is the sum of its units' scores (attention masses, linear
+    #: weights); otherwise the best of them (a top-k mean, a turn-level weight). See
+    #: mtcabench.evaluate.attribution._engine.turn_shares.
+    additive: ClassVar[bool] = True
     #: Whether :meth:`plan` may leave out sentences of assistant turns too (the texts being
     #: attributed: a query whose own text is left out is not read in that pass).
     drops_assistant: ClassVar[bool] = False
@@ -94,6 +98,12 @@ class BaseScorer(ABC):
         """Sentences to leave out, one set per forward pass. ``droppable``: sentences before
         the last query's turn, of exogenous turns only unless ``drops_assistant``."""
         return [frozenset()]
+
+    def plan_conversation(self, rendered: RenderedConversation, droppable: list[int],
+                          rng: np.random.Generator) -> list[frozenset[int]]:
+        """:meth:`plan` with the conversation at hand (which turn each sentence is in);
+        override to plan by turns. The default asks :meth:`plan`."""
+        return self.plan(droppable, rng)
 
     def score_conversation(
         self, loaded: LoadedModel, rendered: RenderedConversation, queries: list[Query],

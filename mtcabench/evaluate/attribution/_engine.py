@@ -44,15 +44,38 @@ class Query:
     end: int
 
 
+def segment_ids(sentences: list[Sentence]) -> np.ndarray:
+    """A conversation-wide id of each unit's segment (units of one segment share it)."""
+    ids: dict[tuple[int, int], int] = {}
+    return np.array([ids.setdefault((x.turn, x.segment), len(ids)) for x in sentences],
+                    dtype=np.int64)
+
+
 def _turn_scores(
     sentence_scores: np.ndarray, sentence_turns: np.ndarray, before: int, aggregate: Aggregate,
+    segments: np.ndarray | None = None, additive: bool = True,
 ) -> tuple[dict[int, float], float]:
-    """Each scored turn's raw score before ``before``, and the total that makes them shares."""
+    """Each scored turn's raw score before ``before``, and the total that makes them shares.
+
+    With ``segments`` (:func:`segment_ids`) and the ``max`` aggregate, a turn scores its best
+    segment, the units of a segment pooled: summed for an ``additive`` scorer (attention
+    masses), their best otherwise (a top-k mean, a turn-level weight)."""
     raw: dict[int, float] = {}
     for turn in np.unique(sentence_turns[sentence_turns < before]):
-        vals = sentence_scores[(sentence_turns == turn) & ~np.isnan(sentence_scores)]
-        if len(vals):
-            raw[int(turn)] = float(vals.max() if aggregate == "max" else vals.sum())
+        seen = (sentence_turns == turn) & ~np.isnan(sentence_scores)
+        vals = sentence_scores[seen]
+        if not len(vals):
+            continue
+        if aggregate == "sum":
+            raw[int(turn)] = float(vals.sum())
+        elif segments is None:
+            raw[int(turn)] = float(vals.max())
+        else:
+            pooled: dict[int, float] = {}
+            for seg, v in zip(segments[seen].tolist(), vals.tolist(), strict=True):
+                pooled[seg] = (pooled.get(seg, 0.0) + v if additive
+                               else max(pooled.get(seg, -np.inf), v))
+            raw[int(turn)] = max(pooled.values())
     return raw, sum(max(s, 0.0) for s in raw.values())
 
 
@@ -61,14 +84,47 @@ def turn_shares(
     sentence_turns: np.ndarray,
     before: int,
     aggregate: Aggregate = "max",
+    segments: np.ndarray | None = None,
+    additive: bool = True,
 ) -> dict[int, float]:
     """Shares of the turns before ``before`` from sentence scores (NaN = not scored).
 
     Turns with no scored sentence get no entry; the others get ``max(score, 0)`` normalised
-    to sum to 1 (all 0 when nothing is positive).
+    to sum to 1 (all 0 when nothing is positive); ``segments`` and ``additive``: see
+    :func:`_turn_scores`.
     """
-    raw, total = _turn_scores(sentence_scores, sentence_turns, before, aggregate)
+    raw, total = _turn_scores(sentence_scores, sentence_turns, before, aggregate, segments,
+                              additive)
     return {t: (max(s, 0.0) / total if total > 0 else 0.0) for t, s in raw.items()}
+
+
+_OPENS = {"}": "{", "]": "["}
+_CLOSES = {"{": "}", "[": "]"}
+
+
+def evidence_range(text: str, start: int, end: int) -> tuple[int, int]:
+    """A unit's range as evidence: without surrounding blanks, a JSON field's trailing comma,
+    nor the brackets it shares with its container (``{"id": "A-1",`` shows ``"id": "A-1"``);
+    never empty."""
+    a, b = start, end
+    while True:
+        while a < b and text[a].isspace():
+            a += 1
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        piece = text[a:b]
+        if len(piece) < 2:
+            break
+        first, last = piece[0], piece[-1]
+        if last == "," or (last in _OPENS and piece.count(last) > piece.count(_OPENS[last])):
+            b -= 1  # a separator, or a bracket closing a container opened before the unit
+        elif first in _CLOSES and piece.count(first) > piece.count(_CLOSES[first]):
+            a += 1  # a bracket opening a container that goes on after the unit
+        else:
+            break
+    if a >= b:  # a blank unit (none expected): its first character
+        return start, max(start + 1, min(end, start + 1))
+    return a, b
 
 
 def best_sentences(
@@ -78,18 +134,21 @@ def best_sentences(
     before: int,
     k: int,
     aggregate: Aggregate = "max",
+    additive: bool = True,
 ) -> dict[int, list[ScoredSentence]]:
     """Per turn before ``before``, its ``k`` best sentences (positive scores only), best first.
 
     A sentence's score is put on its turn share's scale: ``max(score, 0)`` over the same total
-    as :func:`turn_shares` (with ``max`` aggregation the best sentence's score *is* the share).
-    Ranges are offsets into the turn's text (``texts[turn]``) without surrounding blanks; ties
-    go to the earlier sentence.
+    as :func:`turn_shares` (with ``max`` aggregation and a turn whose best segment is one unit,
+    the best sentence's score *is* the share; a segment of several units shares it out).
+    Ranges are offsets into the turn's text (``texts[turn]``), trimmed by
+    :func:`evidence_range`; ties go to the earlier sentence.
     """
     if k <= 0:
         return {}
     turns = np.array([x.turn for x in sentences], dtype=np.int64)
-    _, total = _turn_scores(sentence_scores, turns, before, aggregate)
+    _, total = _turn_scores(sentence_scores, turns, before, aggregate, segment_ids(sentences),
+                            additive)
     if total <= 0:
         return {}
     ranked: dict[int, list[tuple[float, int]]] = {}
@@ -101,9 +160,7 @@ def best_sentences(
         best = []
         for neg, i in sorted(items)[:k]:
             x = sentences[i]
-            piece = texts[turn][x.start : x.end]
-            start = x.start + len(piece) - len(piece.lstrip())
-            end = max(x.start + len(piece.rstrip()), start + 1)
+            start, end = evidence_range(texts[turn], x.start, x.end)
             best.append(ScoredSentence(start=start, end=end, score=round(-neg / total, 6)))
         out[turn] = best
     return out
@@ -138,7 +195,7 @@ class Attributor:
             if s.turn < last and (self.scorer.drops_assistant
                                   or conv.turns[s.turn].role is not Role.ASSISTANT)
         ]
-        drops = self.scorer.plan(droppable, self.rng(conv.id))
+        drops = self.scorer.plan_conversation(rendered, droppable, self.rng(conv.id))
         own = self.scorer.score_conversation(self.loaded, rendered, queries, droppable, drops)
         if own is not None:  # a scorer that runs its passes itself (e.g. log-probabilities)
             scores, passes = own
@@ -178,11 +235,13 @@ class Attributor:
             return {}
         scores = self.sentence_scores(rendered, queries)
         turns = np.array([s.turn for s in rendered.sentences], dtype=np.int64)
+        segments = segment_ids(rendered.sentences)
         texts = [t.text for t in rendered.conversation.turns]
+        additive = self.scorer.additive
         return {
-            q.key: (turn_shares(scores[i], turns, q.turn, self.aggregate),
+            q.key: (turn_shares(scores[i], turns, q.turn, self.aggregate, segments, additive),
                     best_sentences(scores[i], rendered.sentences, texts, q.turn, sentences,
-                                   self.aggregate))
+                                   self.aggregate, additive))
             for i, q in enumerate(queries)
         }
 

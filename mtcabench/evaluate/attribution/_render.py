@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from mtcabench.errors import InputError
-from mtcabench.evaluate.attribution._sentences import split_sentences
+from mtcabench.evaluate.attribution._sentences import split_sentences, unit_segments
 from mtcabench.model import Conversation, Role
 
 #: Stands in for a turn's text to find where the template puts it; private-use characters
@@ -48,11 +48,14 @@ def chat_message(turn) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Sentence:
-    """A sentence of a turn: its character range in ``Turn.text``."""
+    """An evidence unit of a turn (a sentence, a line, a JSON field): its character range in
+    ``Turn.text``, and the index of the segment (sentence or line) it lies in, within its
+    turn (see mtcabench.evaluate.attribution._sentences)."""
 
     turn: int
     start: int
     end: int
+    segment: int = 0
 
 
 @dataclass
@@ -224,10 +227,11 @@ def turn_sentences(turn, origin: int, chars: tuple[int, int]) -> list[tuple[Sent
     rendered character range (clipped to what the template shows; empty ones left out)."""
     lo, hi = chars
     out = []
-    for a, b in split_sentences(turn.text):
+    units = split_sentences(turn.text)
+    for (a, b), segment in zip(units, unit_segments(turn.text, units), strict=True):
         ra, rb = max(origin + a, lo), min(origin + b, hi)
         if rb > ra:
-            out.append((Sentence(turn.index, a, b), (ra, rb)))
+            out.append((Sentence(turn.index, a, b, segment), (ra, rb)))
     return out
 
 

@@ -85,6 +85,8 @@ class AttnTrace(BaseScorer):
     """
 
     name = "attntrace"
+    #: A top-k mean per unit: a segment is as strong as its best unit.
+    additive = False
 
     def __init__(self, top_tokens: int = 5, subsamples: int = 30, keep: float = 0.4):
         if top_tokens < 1 or subsamples < 1 or not 0 < keep <= 1:

@@ -26,7 +26,7 @@ from mtcabench.evaluate.attribution._engine import Query
 from mtcabench.evaluate.methods._methods import Method, get_methods
 from mtcabench.evaluate.attribution._render import RenderedConversation, render_conversation
 from mtcabench.evaluate._settings import TraceSettings
-from mtcabench.evaluate.methods._tokengeist import TARGET, SharesFn
+from mtcabench.evaluate.methods._tokengeist import TARGET, Part, SharesFn, node_keys
 from mtcabench.graph import reachable
 from mtcabench.model import (
     BenchmarkSpan,
@@ -40,19 +40,35 @@ from mtcabench.model import (
     TargetSpan,
 )
 
-#: ``sentences(node, parent)``: the parent turn's best sentences for a node (``TARGET`` or a
-#: turn index, as in :data:`SharesFn`), best first.
+#: ``sentences(node, parent)``: the parent turn's best sentences for a node (``TARGET``, a
+#: turn index or a :class:`Part`, as in :data:`SharesFn`), best first.
 SentencesFn = Callable[[Hashable, int], list[ScoredSentence]]
 
 
-def with_evidence(graph: ProvenanceGraph, sentences: SentencesFn | None) -> ProvenanceGraph:
+def with_evidence(graph: ProvenanceGraph, sentences: SentencesFn | None,
+                  conversation: Conversation | None = None) -> ProvenanceGraph:
     """The graph with each content edge's evidence: its parent's best sentences for its child
-    (the target's under ``TARGET``). Structural edges carry none: the call is their reason."""
+    (the target's under ``TARGET``). Structural edges carry none: the call is their reason.
+
+    A child asked about by parts (its text, its calls: see
+    :func:`~mtcabench.evaluate.methods._tokengeist.node_keys`; ``conversation`` tells them)
+    takes the evidence of the part whose best sentence is nearest the edge's score: the part
+    that found the edge (with the ``max`` aggregate, the best sentence's score is the share).
+    """
     if sentences is None:
         return graph
+
+    def evidence(e) -> list[ScoredSentence]:
+        if e.child == graph.target:
+            return sentences(TARGET, e.parent)
+        keys = [e.child] if conversation is None else node_keys(conversation, e.child)
+        found = [x for x in (sentences(k, e.parent) for k in keys) if x]
+        if not found:
+            return []
+        return min(found, key=lambda x: abs(x[0].score - (e.score or 0.0)))
+
     edges = [e if e.kind is not EdgeKind.CONTENT else e.model_copy(update={
-        "sentences": sentences(TARGET if e.child == graph.target else e.child, e.parent)})
-        for e in graph.edges]
+        "sentences": evidence(e)}) for e in graph.edges]
     return graph.model_copy(update={"edges": edges})
 
 if TYPE_CHECKING:
@@ -153,8 +169,9 @@ def model_shares(
         return SpanShares({}, unfit, full.num_tokens)
     span_queries = {k: Query(k, t.turn, t.start, t.end) for k, t in fitting.items()}
     last = max(t.turn for t in fitting.values())
-    wanted = sorted({i for m in methods for i in m.query_turns(conversation, last)})
-    turn_queries = {i: Query(i, i, 0, len(conversation.turns[i].text)) for i in wanted}
+    wanted = sorted({i for m in methods for i in m.query_turns(conversation, last)}, key=_order)
+    turn_queries = {i: Query(i, *i) if isinstance(i, Part) else
+                    Query(i, i, 0, len(conversation.turns[i].text)) for i in wanted}
 
     k_best = settings.evidence_sentences
 
@@ -185,6 +202,11 @@ def model_shares(
 
     return SpanShares({k: shares_of(k) for k in span_queries}, unfit, full.num_tokens, rendered,
                       {k: sentences_of(k) for k in span_queries})
+
+
+def _order(key: Hashable) -> tuple:
+    """Queries in conversation order: whole turns and parts of turns mixed."""
+    return (key.turn, key.start, key.end) if isinstance(key, Part) else (key, -1, -1)
 
 
 def verify_edges(
@@ -241,8 +263,9 @@ def attribute_spans(
     """The per-conversation attribution that ``trace`` and ``explain`` share: one set of
     forward passes for every span and method (``attributor`` may be None when every method is
     model-free), then each method's graph per span. Spans are keyed by any key but an int."""
-    if any(isinstance(k, int) for k in targets):
-        raise ValueError("span keys must not be ints (whole turns are queried by their index)")
+    if any(isinstance(k, (int, Part)) for k in targets):
+        raise ValueError("span keys must not be ints or Parts (whole turns and parts of turns "
+                         "are queried under those)")
     model_methods = [m for m in methods.values() if m.uses_model]
     if model_methods and attributor is None:
         raise ValueError(f"methods {[m.name for m in model_methods]} need an attributor (a model)")
@@ -258,7 +281,7 @@ def attribute_spans(
                 continue
             graph = method.graph(conversation, t, shares.shares.get(key), settings.search)
             # Evidence is the base scorer's: a model-free method's graph stays as it is alone.
-            graphs[name][key] = (with_evidence(graph, shares.sentences.get(key))
+            graphs[name][key] = (with_evidence(graph, shares.sentences.get(key), conversation)
                                  if method.uses_model else graph)
     if settings.verify_edges and shares.rendered is not None:
         for name, method in methods.items():

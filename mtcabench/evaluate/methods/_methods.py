@@ -3,7 +3,7 @@
 A method is one class registered under its name. It builds a provenance graph for a target
 span from the conversation and, when it reads a model (``uses_model = True``), from the turn
 shares of a base scorer (:data:`~mtcabench.evaluate.methods._tokengeist.SharesFn`: the target's under
-``TARGET``, and those of any whole turn it listed in :meth:`Method.query_turns`). The run
+``TARGET``, and those of any turn or part of one it listed in :meth:`Method.query_turns`). The run
 computes every model-based method's shares of a conversation in one set of forward passes,
 and never loads a model when only model-free methods are asked. Adding a method::
 
@@ -23,12 +23,18 @@ Tokengeist and flat are here; the model-free baselines are in mtcabench.evaluate
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from mtcabench.errors import InputError
-from mtcabench.evaluate.methods._tokengeist import SearchSettings, SharesFn, flat, tokengeist
-from mtcabench.model import Conversation, Edge, ProvenanceGraph, Role, TargetSpan
+from mtcabench.evaluate.methods._tokengeist import (
+    SearchSettings,
+    SharesFn,
+    flat,
+    query_nodes,
+    tokengeist,
+)
+from mtcabench.model import Conversation, Edge, ProvenanceGraph, TargetSpan
 
 if TYPE_CHECKING:
     from mtcabench.evaluate._settings import TraceSettings
@@ -65,9 +71,10 @@ class Method(ABC):
     #: Whether the method reads turn shares from a base scorer on a model.
     uses_model: ClassVar[bool] = True
 
-    def query_turns(self, conversation: Conversation, last_turn: int) -> list[int]:
-        """Turns before ``last_turn`` whose whole text the method may ask shares for (besides
-        the target spans, which are always scored)."""
+    def query_turns(self, conversation: Conversation, last_turn: int) -> list[Hashable]:
+        """What before ``last_turn`` the method may ask shares for, besides the target spans
+        (always scored): whole turns by index, parts of turns as
+        :class:`~mtcabench.evaluate.methods._tokengeist.Part`."""
         return []
 
     @abstractmethod
@@ -94,10 +101,10 @@ class Tokengeist(Method):
 
     name = "tokengeist"
 
-    def query_turns(self, conversation: Conversation, last_turn: int) -> list[int]:
-        # Every assistant turn before the last target may become an intermediate node.
-        return [t.index for t in conversation.turns[:last_turn]
-                if t.role is Role.ASSISTANT and t.text]
+    def query_turns(self, conversation: Conversation, last_turn: int) -> list[Hashable]:
+        # Every assistant turn before the last target may become an intermediate node, asked
+        # about as a whole or by its parts (its text, each call's arguments).
+        return query_nodes(conversation, last_turn)
 
     def graph(self, conversation, span, shares, search):
         return tokengeist(conversation, span.turn, shares, search)

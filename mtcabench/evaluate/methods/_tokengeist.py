@@ -9,29 +9,100 @@ the model and testable on hand-built score tables.
 Tokengeist (docs/evaluate.md): breadth-first from the target; at each node keep the top-k
 preceding turns whose share is at least ``threshold``; a ``user``/``system`` turn is a leaf;
 a ``tool`` result gets the structural edge to the assistant turn that issued its call and the
-search continues from that call turn; an ``assistant`` turn is recursed into. ``d_max`` bounds
+search continues from that call's arguments; an ``assistant`` turn is recursed into. ``d_max`` bounds
 the number of content edges on a path from the target (the structural edge is bookkeeping,
 not a step); a node reached twice is expanded once. Finally edges are pruned with a relative
 threshold: an edge survives when its score is at least ``alpha`` times the best score out of
 the same node (:func:`mtcabench.graph.prune_relative`), and nodes cut off go with it.
+
+Calls are traced by their arguments. An assistant turn is a query for each of its parts
+(:func:`node_keys`): its text, and each value of each tool call's arguments
+(:func:`call_parts`). A turn
+reached through a tool result is asked about the call that result answers, and nothing else:
+what the tool returned depends on the call's arguments, not on the sentence said before it
+("Sure, let me look that up", which attends to the system prompt). A turn reached because a
+later text drew on it is asked about every part; its edges are the union of its parts'
+selections, an edge found by two parts keeping the better score.
 
 Flat: the target's own scores once, edges from the target to the selected turns, same pruning.
 """
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from collections.abc import Callable, Hashable
+from typing import NamedTuple
 
 from mtcabench.evaluate._settings import SearchSettings
 from mtcabench.graph import prune_relative
-from mtcabench.model import Conversation, Edge, EdgeKind, ProvenanceGraph, Role
+from mtcabench.model import Conversation, Edge, EdgeKind, ProvenanceGraph, Role, Turn
 
-#: The node key of the target span in ``shares`` calls (intermediate nodes are turn indices).
+#: The node key of the target span in ``shares`` calls (a whole intermediate turn is asked for
+#: under its index, a part of one under its :class:`Part`).
 TARGET = "target"
 
 
+class Part(NamedTuple):
+    """A query that is part of an assistant turn: ``Turn.text[start:end]`` of turn ``turn``."""
+
+    turn: int
+    start: int
+    end: int
+
+
 SharesFn = Callable[[Hashable], dict[int, float]]
+
+
+def call_parts(turn: Turn, i: int) -> list[Part]:
+    """The texts of the ``i``-th tool call of ``turn`` that a search reads: each argument's
+    value (``"mia_li_3668"`` in ``get_user({"user_id": "mia_li_3668"})``), or the whole call
+    line when it has no arguments (the call alone is then what the context decided).
+
+    Values, not keys: a key is the tool's schema and reads the system prompt that describes
+    the tool; the value is what some earlier turn gave. Offsets follow
+    :meth:`~mtcabench.model.ToolCall.render` (``json.dumps`` with its default separators).
+    """
+    offset = len(turn.content) + 1 if turn.content else 0
+    for call in turn.tool_calls[:i]:
+        offset += len(call.render()) + 1
+    call = turn.tool_calls[i]
+    if not call.arguments:
+        return [Part(turn.index, offset, offset + len(call.render()))]
+    parts = []
+    pos = offset + len(call.name) + 2  # past "name({"
+    for key, value in call.arguments.items():
+        pos += len(json.dumps(key, ensure_ascii=False)) + 2  # the key and ": "
+        size = len(json.dumps(value, ensure_ascii=False))
+        parts.append(Part(turn.index, pos, pos + size))
+        pos += size + 2  # the value and ", "
+    return parts
+
+
+def node_keys(conversation: Conversation, turn: int) -> list[Hashable]:
+    """The queries of an assistant turn reached as a content parent: the whole turn (its
+    index) when it calls no tool, else its text (when it says something) and each call's
+    parts."""
+    t = conversation.turns[turn]
+    if not t.tool_calls:
+        return [turn]
+    text = [Part(turn, 0, len(t.content))] if t.content.strip() else []
+    return text + [p for i in range(len(t.tool_calls)) for p in call_parts(t, i)]
+
+
+def answered_call(conversation: Conversation, tool_turn: int) -> list[Part]:
+    """The queries of the call a tool result answers (see :func:`call_parts`)."""
+    call_turn = conversation.turns[conversation.call_turn(tool_turn)]
+    wanted = conversation.turns[tool_turn].tool_call_id
+    # A call id repeated within a turn: the later call is the one answered (Conversation's rule).
+    i = max(i for i, c in enumerate(call_turn.tool_calls) if c.id == wanted)
+    return call_parts(call_turn, i)
+
+
+def query_nodes(conversation: Conversation, last_turn: int) -> list[Hashable]:
+    """Every query a search before ``last_turn`` may ask shares for (besides the target)."""
+    return [k for t in conversation.turns[:last_turn]
+            if t.role is Role.ASSISTANT and t.text for k in node_keys(conversation, t.index)]
 
 
 def select_parents(shares: dict[int, float], before: int, settings: SearchSettings) -> list[tuple[int, float]]:
@@ -52,14 +123,16 @@ def tokengeist(
     turns = conversation.turns
     edges: dict[tuple[int, int], Edge] = {}
     nodes = {target_turn}
-    queued = {target_turn}
+    queued: set[Hashable] = {TARGET}
     queue: deque[tuple[Hashable, int, int]] = deque([(TARGET, target_turn, 0)])
     while queue:
         key, turn, depth = queue.popleft()
         if depth >= settings.d_max:
             continue  # stop: depth limit reached, the node stays a leaf
         for parent, score in select_parents(shares(key), turn, settings):
-            edges.setdefault((turn, parent), Edge(child=turn, parent=parent, score=score))
+            have = edges.get((turn, parent))
+            if have is None or have.score < score:  # two parts of one turn: the better score
+                edges[(turn, parent)] = Edge(child=turn, parent=parent, score=score)
             nodes.add(parent)
             role = turns[parent].role
             if role is Role.TOOL:
@@ -67,14 +140,15 @@ def tokengeist(
                 edges.setdefault((parent, call),
                                  Edge(child=parent, parent=call, kind=EdgeKind.STRUCTURAL))
                 nodes.add(call)
-                nxt = call
+                nxt = answered_call(conversation, parent)
             elif role is Role.ASSISTANT:
-                nxt = parent
+                nxt = node_keys(conversation, parent)
             else:
                 continue  # user / system: a source, a leaf
-            if nxt not in queued:
-                queued.add(nxt)
-                queue.append((nxt, nxt, depth + 1))
+            for k in nxt:
+                if k not in queued:
+                    queued.add(k)
+                    queue.append((k, k.turn if isinstance(k, Part) else k, depth + 1))
     graph = ProvenanceGraph(target=target_turn, nodes=sorted(nodes), edges=list(edges.values()))
     return prune_relative(graph, settings.alpha)
 

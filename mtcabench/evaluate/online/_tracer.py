@@ -50,8 +50,16 @@ import numpy as np
 import torch
 
 from mtcabench.errors import InputError
-from mtcabench.evaluate.attribution._attention import RowHooks, attention_modules, layer_attention_rows, row_chunks
-from mtcabench.evaluate.attribution._engine import best_sentences, turn_shares
+from mtcabench.evaluate.attribution._attention import (
+    SINK_PROBE_TOKENS,
+    RowHooks,
+    attention_modules,
+    layer_attention_rows,
+    row_chunks,
+    sink_positions,
+    without_sinks,
+)
+from mtcabench.evaluate.attribution._engine import best_sentences, segment_ids, turn_shares
 from mtcabench.evaluate.attribution._loading import (
     DEFAULT_MODEL,
     LoadedModel,
@@ -83,7 +91,7 @@ from mtcabench.evaluate.attribution._render import (
 )
 from mtcabench.evaluate.attribution._scorers import BaseScorer, make_scorer
 from mtcabench.evaluate._settings import DEFAULT_DEVICE, DEFAULT_DTYPE, DEFAULT_METHOD, DEFAULT_SCORER, TraceSettings
-from mtcabench.evaluate.methods._tokengeist import TARGET
+from mtcabench.evaluate.methods._tokengeist import TARGET, Part
 from mtcabench.model import Conversation, ProvenanceGraph, Role, ScoredSentence, TargetSpan, Turn
 from mtcabench.transcripts import LiveReader, last_answer, target_span
 
@@ -161,6 +169,9 @@ class Tracer:
         # What the cache holds: the token ids processed and each one's sentence.
         self._done_ids = np.zeros(0, dtype=np.int64)
         self._done_sentences = np.zeros(0, dtype=np.int64)
+        # The attention sinks the stored rows were computed without, and the probe's tokens.
+        self._sinks = self._probed = np.zeros(0, dtype=np.int64)
+        self._sink_probe = np.zeros(0, dtype=np.int64)
         self._conversation: Conversation | None = None
         self._chars = 0  # characters of the turns' texts so far (for the early refusal)
         self.stats = OnlineStats()
@@ -255,7 +266,23 @@ class Tracer:
     def flush(self) -> None:
         """Run the model over the tokens still waiting (nothing to do when none wait)."""
         if self.pending_tokens > 0:
-            self._forward(self.layout, len(self._done_ids))
+            layout = self.layout
+            sinks = self._sinks_of(layout)
+            if self._rows and not np.array_equal(sinks, self._sinks):
+                # Rows stored under another sink set (the probe saw fewer tokens then): the
+                # features would mix two mappings; run the conversation again.
+                self._crop(0)
+            self._sinks = sinks
+            self._forward(layout, len(self._done_ids))
+
+    def _sinks_of(self, layout: Layout) -> np.ndarray:
+        """The attention sinks of the conversation's start (as offline: sink_positions),
+        probed again only when the tokens the probe reads changed."""
+        probe = np.asarray(layout.input_ids[:SINK_PROBE_TOKENS], dtype=np.int64)
+        if not np.array_equal(probe, self._sink_probe):
+            self._sink_probe = probe
+            self._probed = sink_positions(self.loaded.model, probe)
+        return self._probed
 
     def _render_with(self, turn: Turn) -> _State:
         """The rendering of the conversation with ``turn`` added, every turn located."""
@@ -335,7 +362,9 @@ class Tracer:
         rows = (np.concatenate([np.arange(a, b) for _, a, b in parts]) if parts
                 else np.zeros(0, dtype=np.int64))
         rows_t = torch.as_tensor(rows, dtype=torch.long, device=device)
-        sent = torch.as_tensor(layout.token_sentence, dtype=torch.long, device=device)
+        # Attention sinks belong to no sentence, as offline (query_features).
+        sent = torch.as_tensor(without_sinks(layout.token_sentence, self._sinks),
+                               dtype=torch.long, device=device)
         sent = torch.where(sent < 0, torch.full_like(sent, n_s), sent)  # bucket for "none"
         acc = torch.zeros(len(rows), n_s + 1, device=device)
         cache = self._cache
@@ -420,7 +449,8 @@ class Tracer:
         scores = self._sentence_scores(turn, start, end)
         if scores is None:
             return {}
-        return turn_shares(scores, self._state.sentence_turns, turn, self.settings.turn_aggregate)
+        return turn_shares(scores, self._state.sentence_turns, turn, self.settings.turn_aggregate,
+                           segment_ids(self._state.sentences))
 
     def evidence(self, turn: int, start: int, end: int) -> dict[int, list[ScoredSentence]]:
         """Per earlier turn, its best sentences for ``Turn.text[start:end]`` of turn ``turn``
@@ -432,10 +462,13 @@ class Tracer:
                               self.settings.evidence_sentences, self.settings.turn_aggregate)
 
     def _node(self, target: TargetSpan, key: Hashable) -> tuple[int, int, int] | None:
-        """The text a search node stands for: the target span, or a whole turn by index."""
+        """The text a search node stands for: the target span, a whole turn by index, or a
+        part of a turn."""
         turns = self.turns
         if key == TARGET:
             return target.turn, target.start, target.end
+        if isinstance(key, Part) and 0 <= key.turn < len(turns):
+            return key.turn, key.start, key.end
         if isinstance(key, int) and 0 <= key < len(turns) and turns[key].text:
             return key, 0, len(turns[key].text)
         return None
@@ -455,18 +488,14 @@ class Tracer:
 
     def shares_function(self, target: TargetSpan) -> Callable[[Hashable], dict[int, float]]:
         """The :data:`~mtcabench.evaluate.methods._tokengeist.SharesFn` of a target: its own shares
-        under ``TARGET``, an assistant turn's as a whole under its index (memoised)."""
+        under ``TARGET``, an assistant turn's as a whole under its index, a part of one under
+        its :class:`~mtcabench.evaluate.methods._tokengeist.Part` (memoised)."""
         memo: dict[Hashable, dict[int, float]] = {}
-        turns = self.turns
 
         def shares(key: Hashable) -> dict[int, float]:
             if key not in memo:
-                if key == TARGET:
-                    memo[key] = self.shares(target.turn, target.start, target.end)
-                elif isinstance(key, int) and 0 <= key < len(turns) and turns[key].text:
-                    memo[key] = self.shares(key, 0, len(turns[key].text))
-                else:
-                    memo[key] = {}
+                node = self._node(target, key)
+                memo[key] = {} if node is None else self.shares(*node)
             return memo[key]
 
         return shares
@@ -486,4 +515,4 @@ class Tracer:
             return m.graph(self.conversation, target, None, self.settings.search)
         graph = m.graph(self.conversation, target, self.shares_function(target),
                         self.settings.search)
-        return with_evidence(graph, self.evidence_function(target))
+        return with_evidence(graph, self.evidence_function(target), self.conversation)
