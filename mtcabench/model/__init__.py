@@ -36,6 +36,7 @@ from mtcabench.model._records import (
     Verdict,
 )
 from mtcabench.model._spans import (
+    SCORE_DIGITS,
     DependencyType,
     Edge,
     EdgeKind,
@@ -49,6 +50,7 @@ from mtcabench.model._spans import (
 
 __all__ = [
     "RECORD_TYPES",
+    "SCORE_DIGITS",
     "SCHEMA_VERSION",
     "AlternativeGraph",
     "Annotator",

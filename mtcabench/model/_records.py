@@ -14,7 +14,13 @@ from pydantic import Field, model_validator
 
 from mtcabench.model._base import Id, Record, _Model
 from mtcabench.model._conversation import Conversation
-from mtcabench.model._spans import DependencyType, ProvenanceGraph, ScoredSentence, TargetSpan
+from mtcabench.model._spans import (
+    DependencyType,
+    OptionalScore,
+    ProvenanceGraph,
+    ScoredSentence,
+    TargetSpan,
+)
 
 
 # --------------------------------------------------------------------------- annotation
@@ -179,7 +185,7 @@ class PredictedEdge(_Model):
 
     child: int
     parent: int
-    score: float | None = None
+    score: OptionalScore = None
     sentences: list[ScoredSentence] | None = Field(
         default=None, description="The parent's best sentences for the child, best first "
         "(offsets into the parent turn's text); needs schema_version 2.")

@@ -104,7 +104,7 @@ def best_sentences(
             piece = texts[turn][x.start : x.end]
             start = x.start + len(piece) - len(piece.lstrip())
             end = max(x.start + len(piece.rstrip()), start + 1)
-            best.append(ScoredSentence(start=start, end=end, score=round(-neg / total, 6)))
+            best.append(ScoredSentence(start=start, end=end, score=-neg / total))
         out[turn] = best
     return out
 

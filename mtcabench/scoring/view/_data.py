@@ -50,7 +50,8 @@ def view_data(benchmark: Benchmark, submissions: Sequence[str | Path]) -> dict:
         conversations.append({"id": conv.id, "source": conv.source, "domain": conv.domain,
                               "turns": [[t.role.value, text_id(t.text)] for t in conv.turns]})
     spans = [{
-        "id": s.id, "conv": conv_index[s.conversation_id], "turn": s.span.turn,
+        "id": s.id, "text": s.span.text,  # the span column shows it (offsets need no slicing)
+        "conv": conv_index[s.conversation_id], "turn": s.span.turn,
         "start": s.span.start, "end": s.span.end, "type": s.dependency_type.value,
         "depth": s.depth, "source": s.source, "sources": list(s.sources),
         "gold": [[e.child, e.parent] for e in s.graph.edges],
