@@ -13,17 +13,18 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import click
+import typer
 
 MARKER = "<!-- cli-reference -->"
 WIDTH = 80
 
 
-def _walk(command: click.Command, path: list[str], parent: click.Context | None):
-    ctx = click.Context(command, info_name=path[-1], parent=parent, terminal_width=WIDTH,
+def _walk(command, path: list[str], parent):
+    # typer.Context is click's Context (typer is declared; click comes with it).
+    ctx = typer.Context(command, info_name=path[-1], parent=parent, terminal_width=WIDTH,
                         max_content_width=WIDTH)
     yield path, command, ctx
-    if isinstance(command, click.Group):
+    if hasattr(command, "list_commands"):  # a group
         for name in command.list_commands(ctx):
             sub = command.get_command(ctx, name)
             if sub is not None and not sub.hidden:
