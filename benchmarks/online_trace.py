@@ -21,9 +21,9 @@ stored features. Ratios are of the summed times over the conversations, per repe
     python benchmarks/online_trace.py --conversations 4 --repeats 3
 
 With ``--llm-latency S``, instead: the agent's view. The turns of each conversation are
-added as an agent loop adds them, and after each assistant turn the agent waits ``S`` seconds
-for its next LLM answer (a simulated LLM); after that wait, the first sentence of the turn
-just added is explained. Side by side: the default Tracer (the model runs in a background
+added as an agent loop adds them, and before each assistant turn (the LLM's answer) the agent
+waits ``S`` seconds for it (a simulated LLM); after that wait, the first sentence of each
+answer added before it is explained (the last answer after one more wait: the next call). Side by side: the default Tracer (the model runs in a background
 worker during the wait) and ``background=False`` (the model runs when ``explain`` asks).
 Printed: the explain latencies after the wait (median and max over every assistant turn)
 and the longest ``add``.
@@ -104,21 +104,31 @@ def agent_view(loaded, settings, work, latency: float) -> None:
     from mtcabench.model import Role
     from mtcabench.transcripts import target_span
 
+    def explain_first_sentence(tracer, turn, out):
+        first = turn.content.strip().split(". ")[0]
+        span = target_span(tracer.conversation, turn.index, first)
+        seconds, _ = clocked(tracer.explain, turn.index, span)
+        out.append(seconds)
+
     results = {}
     for background in (True, False):
         explains, adds = [], []
         for conv, _, _ in work:
             tracer = Tracer(loaded, settings=settings, background=background)
+            answered = []  # answers added since the last LLM wait
             for turn in conv.turns:
+                if turn.role is Role.ASSISTANT:
+                    time.sleep(latency)  # the agent waits for its LLM: this turn is its answer
+                    for t in answered:  # ... and explains the earlier answers after the wait
+                        explain_first_sentence(tracer, t, explains)
+                    answered.clear()
                 seconds, _ = clocked(tracer.add, as_message(turn))
                 adds.append(seconds)
-                if turn.role is not Role.ASSISTANT or not turn.content.strip():
-                    continue
-                time.sleep(latency)  # the agent waits for its next LLM answer
-                first = turn.content.strip().split(". ")[0]
-                span = target_span(tracer.conversation, turn.index, first)
-                seconds, _ = clocked(tracer.explain, turn.index, span)
-                explains.append(seconds)
+                if turn.role is Role.ASSISTANT and turn.content.strip():
+                    answered.append(turn)
+            time.sleep(latency)  # the next LLM call after the last answer
+            for t in answered:
+                explain_first_sentence(tracer, t, explains)
             tracer.close()
         results[background] = (explains, adds)
     for background, (explains, adds) in results.items():
