@@ -53,6 +53,14 @@ class ExplainedGraph(ProvenanceGraph):
         out._method = method
         return out
 
+    def __eq__(self, other: object) -> bool:
+        # The graph's fields only: the same graph explained from two logs of one conversation
+        # (another conversation id, another format) is the same graph.
+        if isinstance(other, ProvenanceGraph):
+            return (self.target, self.nodes, self.edges) == (other.target, other.nodes,
+                                                             other.edges)
+        return NotImplemented
+
     def tree(self) -> Tree:
         """The graph as a rich Tree (what ``mtcabench explain`` prints)."""
         if self._explanation is None:
