@@ -111,6 +111,18 @@ def _fake_hub():
     return module.FakeHub()
 
 
+_done: set[str] = set()
+
+
+def _run(block: Block, box: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    cmd = (["bash", "-euo", "pipefail", "-c", block.code] if CODE[block.lang] == "shell"
+           else [sys.executable, "-c", block.code])
+    res = subprocess.run(cmd, cwd=box, env=env, capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, f"{block.id} failed:\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
+    _done.add(block.id)
+    return res
+
+
 def test_every_code_block_is_collected_and_every_skip_says_why():
     assert len(ALL) >= 20 and any(b.file.name == "README.md" for b in ALL)
     for b in ALL:
@@ -132,19 +144,22 @@ def test_code_block_runs(block: Block, sandbox_root):
                 json.loads(line)
         return
     box = _sandbox(sandbox_root, block.file)
+    # Earlier model-free shell blocks of the file first, if a selection (-m, -k) left them out:
+    # a block may use what they wrote.
+    for earlier in ALL:
+        if (earlier.file == block.file and earlier.line < block.line and not earlier.marker
+                and CODE[earlier.lang] == "shell" and earlier.id not in _done):
+            _run(earlier, box, _env())
+    _done.add(block.id)
     env = _env()
     hub = None
     if block.marker == "hub":
         hub = _fake_hub().__enter__()
         env.update(HF_ENDPOINT=hub.url, HF_TOKEN="hf_docs_test_token_0123456789")
     try:
-        cmd = (["bash", "-euo", "pipefail", "-c", block.code] if CODE[block.lang] == "shell"
-               else [sys.executable, "-c", block.code])
-        res = subprocess.run(cmd, cwd=box, env=env, capture_output=True, text=True,
-                             timeout=900)
+        res = _run(block, box, env)
     finally:
         if hub is not None:
             hub.__exit__(None, None, None)
-    assert res.returncode == 0, f"{block.id} failed:\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
     if block.file.name == "README.md" and "print(" in block.code:
         assert "turn " in res.stdout, f"{block.id} printed no graph:\n{res.stdout}"
