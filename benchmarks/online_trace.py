@@ -19,6 +19,16 @@ and the peak resident memory above the loaded model during each, with the tracer
 stored features. Ratios are of the summed times over the conversations, per repeat.
 
     python benchmarks/online_trace.py --conversations 4 --repeats 3
+
+With ``--llm-latency S``, instead: the agent's view. The turns of each conversation are
+added as an agent loop adds them, and before each assistant turn (the LLM's answer) the agent
+waits ``S`` seconds for it (a simulated LLM); after that wait, the first sentence of each
+answer added before it is explained (the last answer after one more wait: the next call). Side by side: the default Tracer (the model runs in a background
+worker during the wait) and ``background=False`` (the model runs when ``explain`` asks).
+Printed: the explain latencies after the wait (median and max over every assistant turn)
+and the longest ``add``.
+
+    python benchmarks/online_trace.py --conversations 2 --llm-latency 3
 """
 
 from __future__ import annotations
@@ -89,6 +99,47 @@ def add_all(tracer: Tracer, conv) -> None:
     tracer.flush()
 
 
+def agent_view(loaded, settings, work, latency: float) -> None:
+    """Explain latency after each simulated LLM wait, background worker against none."""
+    from mtcabench.model import Role
+    from mtcabench.transcripts import target_span
+
+    def explain_first_sentence(tracer, turn, out):
+        first = turn.content.strip().split(". ")[0]
+        span = target_span(tracer.conversation, turn.index, first)
+        seconds, _ = clocked(tracer.explain, turn.index, span)
+        out.append(seconds)
+
+    results = {}
+    for background in (True, False):
+        explains, adds = [], []
+        for conv, _, _ in work:
+            tracer = Tracer(loaded, settings=settings, background=background)
+            answered = []  # answers added since the last LLM wait
+            for turn in conv.turns:
+                if turn.role is Role.ASSISTANT:
+                    time.sleep(latency)  # the agent waits for its LLM: this turn is its answer
+                    for t in answered:  # ... and explains the earlier answers after the wait
+                        explain_first_sentence(tracer, t, explains)
+                    answered.clear()
+                seconds, _ = clocked(tracer.add, as_message(turn))
+                adds.append(seconds)
+                if turn.role is Role.ASSISTANT and turn.content.strip():
+                    answered.append(turn)
+            time.sleep(latency)  # the next LLM call after the last answer
+            for t in answered:
+                explain_first_sentence(tracer, t, explains)
+            tracer.close()
+        results[background] = (explains, adds)
+    for background, (explains, adds) in results.items():
+        name = "background worker (default)" if background else "background=False         "
+        print(f"{name}: explain after a {latency:g} s LLM wait: median "
+              f"{statistics.median(explains) * 1000:.1f} ms, max {max(explains) * 1000:.1f} ms "
+              f"over {len(explains)} answers; longest add {max(adds) * 1000:.1f} ms")
+    on, off = (statistics.median(results[b][0]) for b in (True, False))
+    print(f"median explain latency, background=False over the default: {off / on:.0f}x")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--conversations", type=int, default=4)
@@ -99,6 +150,8 @@ def main() -> None:
     ap.add_argument("--per-turn", action="store_true", help="also a tracer with pass_tokens=0")
     ap.add_argument("--device", default="auto")
     ap.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
+    ap.add_argument("--llm-latency", type=float, metavar="S",
+                    help="the agent's view: explain after a simulated LLM wait of S seconds")
     args = ap.parse_args()
     if args.threads:
         import torch
@@ -115,7 +168,10 @@ def main() -> None:
           f"{__import__('torch').get_num_threads()} threads")
     # Warm-up (first-pass allocations and thread pools), not measured.
     forward(loaded.model, render_conversation(work[0][0], loaded.tokenizer).full.input_ids)
-    add_all(Tracer(loaded, settings=settings), work[0][0])
+    add_all(Tracer(loaded, settings=settings, background=False), work[0][0])
+    if args.llm_latency is not None:
+        agent_view(loaded, settings, work, args.llm_latency)
+        return
     variants = {"online": args.pass_tokens} | ({"per-turn": 0} if args.per_turn else {})
     ratios: dict[str, list[float]] = {"a " + v: [] for v in variants} | {"b": []}
     memory: dict[str, list[float]] = {k: [] for k in ("plain", *variants, "trace")}
@@ -130,7 +186,8 @@ def main() -> None:
             memory["plain"].append(mem)
             tracers = {}
             for name, pass_tokens in variants.items():
-                tracer = Tracer(loaded, settings=settings, pass_tokens=pass_tokens)
+                tracer = Tracer(loaded, settings=settings, pass_tokens=pass_tokens,
+                                background=False)
                 dt, mem, _ = timed(add_all, tracer, conv)
                 total[name] += dt
                 memory[name].append(mem)

@@ -4,7 +4,7 @@ Run in the peers' virtual environment (their packages live there):
 
     scripts/setup_peers.sh
     nice $(scripts/setup_peers.sh --python) benchmarks/peers.py                   # the table
-    nice $(scripts/setup_peers.sh --python) benchmarks/peers.py --write-docs      # + docs, README
+    nice $(scripts/setup_peers.sh --python) benchmarks/peers.py --write-docs      # + docs/evaluate.md
     # a GPU and a larger model (a transformers folder of a Llama-style model, and its AT2 weights):
     $(scripts/setup_peers.sh --python) benchmarks/peers.py --device cuda --model MODEL_DIR \
         --at2-weights MODEL-at2.json --conversations 20 --spans-per-conversation 0 --passes 32
@@ -255,7 +255,7 @@ def main() -> None:
     ap.add_argument("--rescore", action="store_true",
                     help="score the submissions of an earlier run again (no trace)")
     ap.add_argument("--write-docs", action="store_true",
-                    help="write the table into docs/evaluate.md and README.md")
+                    help="write the table into docs/evaluate.md (its one place)")
     args = ap.parse_args()
     t0 = time.perf_counter()
     ctx = run(args)
@@ -263,7 +263,7 @@ def main() -> None:
     print(text)
     (Path(args.out) / "table.md").write_text(text + "\n", encoding="utf-8")
     if args.write_docs:
-        for doc in (ROOT / "docs" / "evaluate.md", ROOT / "README.md"):
+        for doc in (ROOT / "docs" / "evaluate.md",):
             write_docs(doc, text, BEGIN, END)
 
 

@@ -32,7 +32,7 @@ def __getattr__(name: str) -> Any:
     if name == "explain":
         from mtcabench.explainer import explain as value
     elif name == "Tracer":
-        from mtcabench.evaluate import Tracer as value
+        from mtcabench.explainer import Tracer as value
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value  # later look-ups skip this function

@@ -73,9 +73,34 @@ def step_annotate(run: DemoRun) -> None:
     from mtcabench.annotate import annotate_run
 
     out_dir = run.path("annotate")
-    annotate_run(run.files["conversations"], out_dir, annotators=run.annotators,
-                 base_url=run.base_url, model=run.model, console=run.console)
+    summary = annotate_run(run.files["conversations"], out_dir, annotators=run.annotators,
+                           base_url=run.base_url, model=run.model, console=run.console)
     run.files["candidates"] = out_dir / "candidates.jsonl"
+    if "llm" in run.annotators:
+        run.console.print(llm_line(summary))
+
+
+#: What the embedded model is for, said where its numbers are printed (not only in a log).
+EMBEDDED_NOTE = (
+    "SmolLM2-135M is embedded so that the demo needs no key and no network: it answers in "
+    "the schema, but at 135M parameters it rarely finds where a value came from, so expect few "
+    "or no LLM candidates; the lineage rules make the rest. For LLM annotation worth "
+    "reviewing, point the demo at a capable model: mtcabench demo --base-url URL --model NAME "
+    "(any OpenAI-compatible endpoint), or set OPENAI_API_KEY.")
+
+
+def llm_line(summary) -> str:
+    """One plain line: what the LLM proposed and what was kept, and (for the embedded model)
+    what it can and cannot do."""
+    p = summary.proposals
+    by = summary.candidates_by_annotator
+    model = summary.model or "the LLM"
+    line = (f"annotate: {shown(model)} proposed {p.ok + p.rejected_records} spans, "
+            f"{p.ok} passed the checks; {by.get('llm', 0)} candidates have the LLM's graph, "
+            f"{by.get('lineage', 0)} the lineage rules'.")
+    if (summary.endpoint or "").startswith("embedded-"):
+        line += " " + EMBEDDED_NOTE
+    return line
 
 
 def step_review(run: DemoRun) -> None:

@@ -78,6 +78,13 @@ def _printable(text: str) -> str:
     return text if text.isprintable() else repr(text)[1:-1]
 
 
+class UsageError(MtcaError):
+    """Options that do not go together, or a required one missing: a mistake in how the
+    command was called, not in a file (exit code 2, as click's own usage errors)."""
+
+    exit_code = ExitCode.USAGE
+
+
 class ServiceError(MtcaError):
     """A remote or local service could not be reached, or refused the request."""
 

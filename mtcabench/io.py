@@ -88,7 +88,7 @@ _BOM = "\ufeff"
 
 
 def _lone_surrogate(text: str) -> tuple[str, int, int] | None:
-    """The first ``\uD800``-``\uDFFF`` escape that is not half of a pair: (escape, line,
+    """The first ``\\uD800``-``\\uDFFF`` escape that is not half of a pair: (escape, line,
     column), or None. JSON allows a character outside the Basic Multilingual Plane written as
     a pair of such escapes; one alone is no character (a text cut inside an emoji)."""
     pending: re.Match | None = None  # a high half waiting for its low half

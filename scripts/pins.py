@@ -1,9 +1,9 @@
 """Print the pinned version of a component, read from pyproject.toml (where pins are written).
 
-``python scripts/pins.py torch`` -> ``2.13.0``. Used by scripts/setup.sh so that the versions
-it installs are the ones the package declares: torch and llama-cpp-python from the optional
-dependencies (``name==X``); Label Studio (which lives in its own virtual environment, not in
-the package's dependencies) and uv from ``[tool.mtcabench.pins]``.
+``python scripts/pins.py torch`` -> ``2.13.0``. Used by scripts/setup.sh and scripts/lock.sh:
+the versions chosen by hand are written in ``[tool.mtcabench.pins]`` (torch, llama-cpp-python,
+Label Studio, uv), each inside the range the package declares (the metadata says what works,
+the pins what CI installs); a dependency declared as ``name==X`` counts as a pin too.
 
 ``python scripts/pins.py --check-lock`` checks that scripts/locks/project.txt (what setup.sh
 installs) holds every dependency pyproject.toml declares, at its pinned version where one is
@@ -58,20 +58,36 @@ def lock_problems() -> list[str]:
         if extra not in OWN_LOCKS:
             declared += [(f"[{extra}]", r) for r in reqs]
     problems = _problems(declared, LOCK)
+    problems += _pin_problems(LOCK)
     for extra, lock in OWN_LOCKS.items():
         if extra in extras:
             problems += _problems([(f"[{extra}]", r) for r in extras[extra]], lock)
     return problems
 
 
-def _problems(declared: list[tuple[str, str]], lock: Path) -> list[str]:
-    if not lock.is_file():
-        return [f"{lock.name} is missing"]
+def _pin_problems(lock: Path) -> list[str]:
+    """Pins of [tool.mtcabench.pins] that the lock holds at another version."""
+    data = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))
+    pins = data.get("tool", {}).get("mtcabench", {}).get("pins", {})
+    locked = _locked(lock) if lock.is_file() else {}
+    return [f"{name} is pinned to {version} in [tool.mtcabench.pins] but locked at "
+            f"{locked[_normal(name)]}" for name, version in pins.items()
+            if _normal(name) in locked and locked[_normal(name)] != version]
+
+
+def _locked(lock: Path) -> dict[str, str]:
     locked = {}
     for line in lock.read_text(encoding="utf-8").splitlines():
         match = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?==(\S+)", line)
         if match:
             locked[_normal(match.group(1))] = match.group(3)
+    return locked
+
+
+def _problems(declared: list[tuple[str, str]], lock: Path) -> list[str]:
+    if not lock.is_file():
+        return [f"{lock.name} is missing"]
+    locked = _locked(lock)
     problems = []
     for where, req in declared:
         match = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?\s*(==\s*([^;\s,]+))?", req)

@@ -11,9 +11,9 @@
 # then proves the embedded LLM server answers one schema-constrained completion, so that a
 # broken native build fails here with one line instead of thirty tests later.
 #
-# Pinned versions are read from pyproject.toml (the one place they are written): torch and
-# llama-cpp-python from the extras, Label Studio and uv from [tool.mtcabench.pins]; every other
-# version from the lock files that scripts/lock.sh writes.
+# Pinned versions are read from pyproject.toml's [tool.mtcabench.pins] (torch, llama-cpp-python,
+# Label Studio, uv: each inside the range the package declares); every other version from the
+# lock files that scripts/lock.sh writes.
 #
 #   scripts/setup.sh               everything (seconds when warm)
 #   scripts/setup.sh --check-llm   only the embedded LLM server's check, not remembered

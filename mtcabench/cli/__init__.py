@@ -23,8 +23,36 @@ from mtcabench.redact import RedactedStream, redacted_output
 from mtcabench.terminal import plain
 
 
-class _Group(TyperGroup):
+class _WholeHelpGroup(TyperGroup):
+    """A group whose command list gives each command's first sentence whole, wrapped: click
+    cuts it to the terminal's width minus the names ("Validate every record of a file;
+    graphs are checked..."), mid-phrase."""
+
+    def format_commands(self, ctx, formatter):  # noqa: D401 - click API
+        rows = []
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                rows.append((name, cmd.get_short_help_str(limit=10_000)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+#: The order of ``mtcabench --help``: the entry points first (explain any agent log; the
+#: main job on the sample), then the stages in pipeline order. A command not named here is
+#: listed after these.
+COMMAND_ORDER = ("explain", "demo", "raw", "ingest", "validate", "stats", "annotate", "review",
+                 "release", "trace", "trace-merge", "at2-learn", "score", "show", "view")
+
+
+class _Group(_WholeHelpGroup):
     """Root group: turns user errors into one clear line and an exit code."""
+
+    def list_commands(self, ctx):  # noqa: D401 - click API
+        names = super().list_commands(ctx)
+        rank = {name: k for k, name in enumerate(COMMAND_ORDER)}
+        return sorted(names, key=lambda n: (rank.get(n, len(rank)), names.index(n)))
 
     def invoke(self, ctx):  # noqa: D401 - click API
         try:
@@ -61,8 +89,8 @@ EXIT_CODES_HELP = (
 app = typer.Typer(
     cls=_Group,
     name="mtcabench",
-    help="Build, review, publish and score MTCABench (multi-turn context attribution).\n\n"
-    + EXIT_CODES_HELP,
+    help="Multi-turn context attribution: explain where an agent's answer came from; build, "
+    "review, publish and score the MTCABench benchmark.\n\n" + EXIT_CODES_HELP,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
@@ -100,9 +128,13 @@ def _register() -> None:
         view,
     )
 
-    for module in (raw, ingest, validate, annotate, review, release, trace, score, view, explain,
-                   demo):
+    for module in (explain, demo, raw, ingest, validate, annotate, review, release, trace, score,
+                   view):
         module.register(app)
+    # Command groups list their commands whole too.
+    for info in app.registered_groups:
+        if info.typer_instance is not None:
+            info.typer_instance.info.cls = _WholeHelpGroup
 
 
 _register()

@@ -34,9 +34,9 @@ def explain(
     turn: int | None = typer.Option(None, "--turn", help="Assistant turn to explain, from 0 "
                                     "[default: the last one with content]."),
     span: str | None = typer.Option(None, "--span", help="Text of the turn to explain (its "
-                                    "first occurrence); needs --turn."),
+                                    "first occurrence) [default turn: the last answer]."),
     start: int | None = typer.Option(None, "--start", help="Start offset of the span in the "
-                                     "turn's text (with --end and --turn)."),
+                                     "turn's text (with --end)."),
     end: int | None = typer.Option(None, "--end", help="End offset (exclusive)."),
     values: bool = typer.Option(False, "--values", help="Explain every id-, date- and "
                                 "amount-like value of the turn (the lineage annotator's values)."),

@@ -7,7 +7,8 @@ every value the lineage annotator finds in a turn: :func:`mtcabench.annotate.lin
 attributes them with the evaluator in one set of forward passes (Tokengeist, flat or any
 registered method; any base scorer), and shows the result as a tree, a JSON file and HTML
 pages drawn by the renderer of ``mtcabench show``. Online tracing inside an agent loop is
-:class:`mtcabench.evaluate.Tracer`.
+:class:`mtcabench.evaluate.Tracer` (the root's ``mtcabench.Tracer`` is its subclass here
+whose graphs print as trees).
 
 It is called ``explainer`` rather than ``explain`` so that the package's root function
 ``mtcabench.explain`` is never shadowed by a submodule of the same name.
@@ -15,12 +16,15 @@ It is called ``explainer`` rather than ``explain`` so that the package's root fu
 
 from __future__ import annotations
 
-from mtcabench.explainer._explain import Explanation, as_conversation, explain, explain_conversation
+from mtcabench.explainer._api import ExplainedGraph, Tracer, explain
+from mtcabench.explainer._explain import Explanation, as_conversation, explain_conversation
 from mtcabench.explainer._output import output_paths, render_tree, render_trees, write_explanation
 from mtcabench.explainer._targets import resolve_targets, value_targets
 
 __all__ = [
+    "ExplainedGraph",
     "Explanation",
+    "Tracer",
     "as_conversation",
     "explain",
     "explain_conversation",

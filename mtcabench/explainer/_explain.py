@@ -26,7 +26,6 @@ from mtcabench.model import Conversation, ProvenanceGraph, TargetSpan, span_id
 from mtcabench.transcripts import (
     choose,
     conversations_from_value,
-    last_answer,
     read_transcript,
     target_span,
 )
@@ -154,30 +153,3 @@ def as_conversation(messages: Messages, select: str | None = None,
     if isinstance(messages, (str, Path)):
         return read_transcript(messages, select, format)
     return choose(conversations_from_value(messages, format), select, "messages")
-
-
-def explain(
-    messages: Messages,
-    turn: int | None = None,
-    span: str | tuple[int, int] | TargetSpan | None = None,
-    *,
-    model: str | LoadedModel = DEFAULT_MODEL,
-    scorer: str = DEFAULT_SCORER,
-    method: str = DEFAULT_METHOD,
-    settings: TraceSettings = TraceSettings(),
-    device: str = DEFAULT_DEVICE,
-    dtype: str = DEFAULT_DTYPE,
-) -> ProvenanceGraph:
-    """The provenance graph (edge scores: turn shares) of a span of a conversation.
-
-    ``messages``: a log in any format of :mod:`mtcabench.transcripts` (OpenAI chat messages,
-    Responses items, an Anthropic request ...), a Conversation, or a log file's path. ``turn``: an assistant turn (default: the last with content);
-    ``span``: its text, ``(start, end)`` offsets into the turn's text, or None for the whole
-    content. ``model`` is a name or a :class:`~mtcabench.evaluate.LoadedModel` (load it once
-    with :func:`~mtcabench.evaluate.load_model` to explain many spans).
-    """
-    conversation = as_conversation(messages)
-    target = target_span(conversation, last_answer(conversation) if turn is None else turn, span)
-    result = explain_conversation(conversation, [target], model=model, scorer=scorer,
-                                  methods=[method], settings=settings, device=device, dtype=dtype)
-    return result.graphs[method][0]

@@ -130,11 +130,13 @@ def span_view(explanation: Explanation, k: int, method: str):
         domain=conv.domain, span=target, dependency_type=DependencyType.DIRECT, graph=alone,
         depth=0, sources=[], decision_source=DecisionSource.AUTO, verdict=Verdict.ACCEPT)
     edges = [PredictedEdge(child=e.child, parent=e.parent,
-                           score=None if e.score is None else round(float(e.score), 6),
+                           score=e.score,
                            sentences=e.sentences or None)
              for e in graph.edges]
     label = method if explanation.scorer is None else f"{method} ({explanation.scorer})"
-    return SpanView(span, conv, edges, label=label, status="predicted", with_gold=False)
+    structural = frozenset(e.pair for e in graph.edges if e.kind is EdgeKind.STRUCTURAL)
+    return SpanView(span, conv, edges, label=label, status="predicted", with_gold=False,
+                    structural=structural)
 
 
 def page_name(target: TargetSpan, method: str) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mtcabench.errors import InputError
+from mtcabench.errors import InputError, UsageError
 from mtcabench.model import Conversation, TargetSpan
 from mtcabench.transcripts import last_answer, target_span
 
@@ -36,17 +36,17 @@ def resolve_targets(
     end: int | None = None,
     values: bool = False,
 ) -> list[TargetSpan]:
-    """The spans a command asks for (``--turn``, ``--span``, ``--start/--end``, ``--values``);
-    with none of them, the last assistant turn's whole content."""
+    """The spans a command asks for (``--turn``, ``--span``, ``--start/--end``, ``--values``).
+    Without ``--turn``, the last assistant turn with content: its whole content, or the
+    ``--span``/``--start/--end`` given in it. Options that do not go together are a
+    :class:`UsageError` (exit code 2)."""
     if span is not None and (start is not None or end is not None):
-        raise InputError("give --span TEXT or --start/--end, not both")
+        raise UsageError("give --span TEXT or --start/--end, not both")
     if (start is None) != (end is None):
-        raise InputError("--start and --end go together (offsets into the turn's text)")
+        raise UsageError("--start and --end go together (offsets into the turn's text)")
     if values and (span is not None or start is not None):
-        raise InputError("--values explains every value of the turn; leave out --span and "
+        raise UsageError("--values explains every value of the turn; leave out --span and "
                          "--start/--end")
-    if turn is None and (span is not None or start is not None):
-        raise InputError("--span and --start/--end need --turn N (the assistant turn, from 0)")
     turn = last_answer(conversation) if turn is None else turn
     if values:
         return value_targets(conversation, turn)

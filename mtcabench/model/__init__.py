@@ -37,6 +37,7 @@ from mtcabench.model._records import (
 )
 from mtcabench.model._spans import (
     CounterfactualEdit,
+    SCORE_DIGITS,
     DependencyType,
     Edge,
     EdgeKind,
@@ -52,6 +53,7 @@ from mtcabench.model._spans import (
 __all__ = [
     "browser_offset",
     "RECORD_TYPES",
+    "SCORE_DIGITS",
     "SCHEMA_VERSION",
     "AlternativeGraph",
     "Annotator",

@@ -17,6 +17,7 @@ from mtcabench.model._conversation import Conversation
 from mtcabench.model._spans import (
     CounterfactualEdit,
     DependencyType,
+    OptionalScore,
     ProvenanceGraph,
     ScoredSentence,
     SpanOrigin,
@@ -208,7 +209,7 @@ class PredictedEdge(_Model):
 
     child: int
     parent: int
-    score: float | None = None
+    score: OptionalScore = None
     sentences: list[ScoredSentence] | None = Field(
         default=None, description="The parent's best sentences for the child, best first "
         "(offsets into the parent turn's text); needs schema_version 2.")

@@ -4,11 +4,26 @@ from __future__ import annotations
 
 import re
 from enum import Enum
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, PlainSerializer, field_validator, model_serializer
 
 from mtcabench.model._base import _Model
+
+
+#: Decimals a score is written with. Scores are rounded once, here, when a record is written
+#: (never where they are computed): an edge and its evidence sentences go through the same
+#: rounding, which keeps order, so a sentence written never outscores its edge.
+SCORE_DIGITS = 6
+
+
+def _written_score(value: float | None) -> float | None:
+    return None if value is None else round(float(value), SCORE_DIGITS)
+
+
+#: A score as kept in memory (full precision) and written (``SCORE_DIGITS`` decimals).
+Score = Annotated[float, PlainSerializer(_written_score, return_type=float)]
+OptionalScore = Annotated[float | None, PlainSerializer(_written_score, return_type=float | None)]
 
 
 class DependencyType(str, Enum):
@@ -53,7 +68,7 @@ class ScoredSentence(_Model):
 
     start: int = Field(ge=0, description="Start offset of the sentence in the parent's text.")
     end: int = Field(ge=0, description="End offset (exclusive); surrounding blanks left out.")
-    score: float = Field(description="The sentence's share of the child's attribution.")
+    score: Score = Field(description="The sentence's share of the child's attribution.")
 
 
 class Edge(_Model):
@@ -62,12 +77,25 @@ class Edge(_Model):
     child: int = Field(description="Index of the dependent turn.")
     parent: int = Field(description="Index of the turn depended on; earlier than child.")
     kind: EdgeKind = Field(default=EdgeKind.CONTENT, description="content or structural.")
-    score: float | None = Field(default=None, description="Attribution score, if any.")
+    score: OptionalScore = Field(default=None, description="Attribution score, if any.")
     evidence: Evidence | None = Field(default=None, description="Supporting quote, if any.")
-    # None rather than [] where there is none, so that files without it stay byte for byte.
-    sentences: list[ScoredSentence] | None = Field(
-        default=None, description="A predicted content edge's evidence: the parent's best "
-        "sentences for the child, best first (None on gold and structural edges).")
+    sentences: list[ScoredSentence] = Field(
+        default_factory=list, description="A predicted content edge's evidence: the parent's "
+        "best sentences for the child, best first (empty on gold and structural edges).")
+
+    @field_validator("sentences", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value: Any) -> Any:
+        return [] if value is None else value  # files of schema version 1 may hold null
+
+    @model_serializer(mode="wrap")
+    def _without_empty_sentences(self, handler: Any) -> Any:
+        # An edge without evidence is written without the key, as before the field existed:
+        # files of gold graphs stay byte for byte.
+        data = handler(self)
+        if isinstance(data, dict) and not data.get("sentences"):
+            data.pop("sentences", None)
+        return data
 
     @property
     def pair(self) -> tuple[int, int]:

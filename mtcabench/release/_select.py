@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import UTC
+from datetime import timezone
 
 from mtcabench.graph import Violation
 from mtcabench.model import DecisionSource, ReviewDecision, Verdict
@@ -66,7 +66,7 @@ def _order_key(item: tuple[int, ReviewDecision]) -> tuple[float, int]:
     line, d = item
     if d.decided_at is None:
         return (float("-inf"), line)
-    at = d.decided_at if d.decided_at.tzinfo else d.decided_at.replace(tzinfo=UTC)
+    at = d.decided_at if d.decided_at.tzinfo else d.decided_at.replace(tzinfo=timezone.utc)
     return (at.timestamp(), line)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 from mtcabench.io import check_outputs_are_not_inputs, load_conversations, write_records
@@ -42,7 +42,7 @@ def auto_accept(
     source: str = "candidates",
 ) -> AutoAcceptReport:
     """Accept every valid candidate as proposed, as an automatic (non-human) decision."""
-    when = decided_at or datetime.now(UTC)
+    when = decided_at or datetime.now(timezone.utc)
     ok, left_out = reviewable(candidates, conversations, source=source)
     decisions = []
     for c in ok:

@@ -101,7 +101,7 @@ def run_scoring(
     planned = [out / f"{n}{suffix}" for n in names
                for suffix in (".score.json", ".score.md", ".spans.jsonl")]
     if compare_stem is not None:
-        planned += [compare_stem.with_suffix(".json"), compare_stem.with_suffix(".md")]
+        planned += [_suffixed(compare_stem, ".json"), _suffixed(compare_stem, ".md")]
     if plot:
         planned += [out / f"by-dependency-type{suffix}" for suffix in (".png", ".svg")]
     check_outputs_are_not_inputs([*paths, *benchmark_inputs(benchmark)], planned)
@@ -214,15 +214,22 @@ def _write_files(run: ScoreRun, reports: list[ScoreReport], names: list[str], pa
         run.files.append(_write_span_scores(out / f"{name}.spans.jsonl", scored[p.resolve()],
                                             bench))
     if comparison is not None and compare_stem is not None:
-        run.files.append(_write(compare_stem.with_suffix(".json"),
+        run.files.append(_write(_suffixed(compare_stem, ".json"),
                                 comparison.model_dump_json(indent=2)))
-        run.files.append(_write(compare_stem.with_suffix(".md"), comparison_markdown(comparison)))
+        run.files.append(_write(_suffixed(compare_stem, ".md"), comparison_markdown(comparison)))
     if plot:
         # Imported here: matplotlib takes about a second to import, which `show` (and a
         # run with --no-plot) need not pay.
         from mtcabench.scoring.plots import plot_by_dependency_type
 
         run.files += plot_by_dependency_type(reports, out / "by-dependency-type")
+
+
+def _suffixed(stem: Path, suffix: str) -> Path:
+    """``stem`` + ``suffix``. Not ``with_suffix``: a stem holds dots of its own
+    (``compare-run.tokengeist-vs-run.flat``), and replacing its last "suffix" dropped B's
+    method, so that comparisons against two B's wrote one file."""
+    return stem.with_name(stem.name + suffix)
 
 
 def _write(path: Path, text: str) -> Path:

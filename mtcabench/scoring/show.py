@@ -40,7 +40,9 @@ Pair = tuple[int, int]
 
 BOTH, MISSED, EXTRA, GOLD = "#2e8b57", "#d62728", "#ff8c00", "#333333"
 PREDICTED = "#1f77b4"  # an edge of a view without gold (mtcabench explain)
-_COLOURS = {"both": BOTH, "missed": MISSED, "extra": EXTRA, "gold": GOLD, "predicted": PREDICTED}
+STRUCTURAL = "#888888"  # there: a tool result's edge to the turn that issued its call
+_COLOURS = {"both": BOTH, "missed": MISSED, "extra": EXTRA, "gold": GOLD, "predicted": PREDICTED,
+            "structural": STRUCTURAL}
 _ROLE_FILL = {Role.SYSTEM: "#eeeeee", Role.USER: "#dbe9f7", Role.ASSISTANT: "#ffffff",
               Role.TOOL: "#fdf3d0"}
 
@@ -63,6 +65,8 @@ class SpanView:
     scores: dict[Pair, float] = field(default_factory=dict)
     #: A predicted edge's evidence sentences (offsets into the parent's text), best first.
     evidence: dict[Pair, list[ScoredSentence]] = field(default_factory=dict)
+    #: Without gold: the predicted edges that are structural (a tool result answers a call).
+    structural: frozenset[Pair] = frozenset()
     gold: frozenset[Pair] = field(init=False)
     pred: frozenset[Pair] = field(init=False)
 
@@ -78,9 +82,9 @@ class SpanView:
 
     def kind(self, pair: Pair) -> str:
         """'both', 'missed' (gold only), 'extra' (predicted only); 'gold' without a submission;
-        'predicted' without gold."""
+        'predicted' or 'structural' without gold."""
         if not self.with_gold:
-            return "predicted"
+            return "structural" if pair in self.structural else "predicted"
         if self.predicted is None:
             return "gold"
         if pair in self.gold and pair in self.pred:
@@ -112,7 +116,9 @@ def _one_line(text: str, limit: int) -> str:
 
 def _legend(view: SpanView) -> str:
     if not view.with_gold:
-        return (f'<text x="10" y="58"><tspan fill="{PREDICTED}">\u25a0 predicted edge (score: '
+        return (f'<text x="10" y="58"><tspan fill="{STRUCTURAL}">\u25a0 structural (a tool '
+                f'result answers the call of that turn)</tspan>  '
+                f'<tspan fill="{PREDICTED}">\u25a0 predicted edge (score: '
                 'the parent turn\'s share)</tspan></text>')
     if view.predicted is None:
         return f'<text x="10" y="58"><tspan fill="{GOLD}">\u25a0 gold edge</tspan></text>'
@@ -165,7 +171,8 @@ def render_svg(view: SpanView) -> str:
             bend = min(arc - 15, 25 + 14 * (child - parent))
             x0 = box_x if side == "gold" else box_x + box_w
             xc = x0 - bend if side == "gold" else x0 + bend
-            dash = ' stroke-dasharray="5,4"' if kind == "missed" else ""
+            dash = {"missed": ' stroke-dasharray="5,4"',
+                    "structural": ' stroke-dasharray="2,3"'}.get(kind, "")
             title = f"{side} edge {child}->{parent} ({kind})"
             if side == "pred" and (child, parent) in view.scores:
                 title += f" score {view.scores[(child, parent)]:.3g}"
@@ -175,8 +182,12 @@ def render_svg(view: SpanView) -> str:
                 f'marker-end="url(#arrow-{kind})" class="edge {side} {kind}" '
                 f'data-edge="{child}-&gt;{parent}"><title>{e(title)}</title></path>')
             if side == "pred" and (child, parent) in view.scores:
-                out.append(f'<text x="{xc - 4}" y="{(y[child] + y[parent]) / 2}" '
-                           f'fill="{colour}" text-anchor="end" font-size="10">'
+                # Beside the arc's outermost point (3/4 of the bend for this curve), on a
+                # white halo: never on the line itself, legible over any arc it crosses.
+                out.append(f'<text x="{x0 + 0.75 * bend + 4:.1f}" '
+                           f'y="{(y[child] + y[parent]) / 2 + 4}" fill="{colour}" '
+                           f'font-size="10" stroke="#fff" stroke-width="3" '
+                           f'paint-order="stroke" class="score">'
                            f'{view.scores[(child, parent)]:.2f}</text>')
     out.append("</svg>")
     return "\n".join(out)
@@ -193,13 +204,19 @@ def render_html(view: SpanView) -> str:
     rows = "".join(
         f"<tr><td>{e(METRICS[k].label)}</td><td>{'n/a' if v is None else f'{v:.3f}'}</td></tr>"
         for k, v in metrics.items())
+    # Without gold (explain) the gold and predicted columns would say "n/a" and "yes" on every
+    # row: only the edge's kind (content, or structural: a tool result answers a call) stays.
     edges = "".join(
-        f'<tr style="color:{_colour(view, p)}"><td>{p[0]} \u2192 {p[1]}</td>'
-        f"<td>{('yes' if p in view.gold else 'no') if view.with_gold else 'n/a'}</td>"
-        f"<td>{'yes' if p in view.pred else 'no'}</td>"
-        f"<td>{view.scores.get(p, '')}</td><td>{view.kind(p)}</td>"
-        f'<td class="quote">{e(best_quote(view.evidence, view.conversation, p))}</td></tr>'
+        f'<tr style="color:{_colour(view, p)}" class="{view.kind(p)}"><td>{p[0]} \u2192 {p[1]}</td>'
+        + (f"<td>{'yes' if p in view.gold else 'no'}</td>"
+           f"<td>{'yes' if p in view.pred else 'no'}</td>" if view.with_gold else "")
+        + f"<td>{'' if p not in view.scores else f'{view.scores[p]:.4g}'}</td>"
+        + (f"<td>{view.kind(p)}</td>" if view.with_gold else
+           f"<td>{'structural: answers its call' if p in view.structural else 'content'}</td>")
+        + f'<td class="quote">{e(best_quote(view.evidence, view.conversation, p))}</td></tr>'
         for p in sorted(view.gold | view.pred, reverse=True))
+    head = ("<th>gold</th><th>predicted</th><th>score</th><th>kind</th>" if view.with_gold
+            else "<th>score</th><th>kind</th>")
     marks = evidence_marks(view.evidence, view.conversation)
     turns = []
     for t in view.turns:
@@ -230,8 +247,8 @@ td.quote{{max-width:40em;color:#333}}</style></head><body>
 <h2>Graphs</h2>
 {render_svg(view)}
 <h2>Edges</h2>
-<table><tr><th>edge (child \u2192 parent)</th><th>gold</th><th>predicted</th><th>score</th>
-<th>kind</th><th>best evidence in the parent</th></tr>{edges}</table>
+<table><tr><th>edge (child \u2192 parent)</th>{head}<th>best evidence in the parent</th></tr>
+{edges}</table>
 <h2>Conversation up to the target</h2>
 {''.join(turns)}
 </body></html>

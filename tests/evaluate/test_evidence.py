@@ -3,6 +3,8 @@ sentences, on the turn share's scale, as trimmed ranges of Turn.text; and on gra
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -10,7 +12,7 @@ from mtcabench.evaluate import TARGET, turn_shares
 from mtcabench.evaluate.attribution._engine import best_sentences
 from mtcabench.evaluate.attribution._render import Sentence
 from mtcabench.evaluate.methods._conversation import with_evidence
-from mtcabench.model import Edge, EdgeKind, ProvenanceGraph, ScoredSentence
+from mtcabench.model import SCORE_DIGITS, Edge, EdgeKind, ProvenanceGraph, ScoredSentence
 
 TEXTS = ["Be brief. Never guess.", '{\n  "a": 1,\n  "gate": "K41",\n  "seat": "17C"\n}', "ok"]
 #: The sentences of turns 0 and 1 as the splitter makes them (blanks belong to a sentence).
@@ -121,3 +123,29 @@ def test_a_turn_scores_its_best_segment_with_the_units_of_a_segment_pooled():
     best = best_sentences(scores, units, ["abcdefghi", "abcdefgh"], 2, 1)
     assert (best[0][0].start, best[0][0].end) == (5, 9)
     assert best[0][0].score == pytest.approx(0.3 / 0.9, abs=1e-6)
+
+
+def test_a_sentence_written_never_outscores_its_edge():
+    """Scores are rounded once, when written: an edge and its best sentence (the same share,
+    with the max aggregate) are written alike, whichever way the sixth decimal rounds."""
+    share = 0.9899536762416064  # rounds up at six decimals: 0.989954
+    scores = np.array([share, np.nan, 1 - share, np.nan, np.nan, np.nan, np.nan])
+    turns = np.array([s.turn for s in SENTENCES])
+    shares = turn_shares(scores, turns, 2)
+    best = best_sentences(scores, SENTENCES, TEXTS, before=2, k=1)
+    assert round(shares[0], 6) > shares[0]  # the case that broke: rounding up
+    edge = Edge(child=2, parent=0, score=shares[0], sentences=best[0])
+    assert edge.sentences[0].score == edge.score  # in memory: full precision, equal
+    written = json.loads(ProvenanceGraph(target=2, nodes=[0, 2], edges=[edge]).model_dump_json())
+    (e,) = written["edges"]
+    assert e["score"] == round(shares[0], SCORE_DIGITS) == e["sentences"][0]["score"]
+
+
+def test_structural_and_gold_edges_have_an_empty_evidence_list():
+    structural = Edge(child=3, parent=2, kind=EdgeKind.STRUCTURAL)
+    assert structural.sentences == [] and [s.score for s in structural.sentences] == []
+    # Written without the key, as before the field existed (gold files stay byte for byte);
+    # read back, and read from a file that wrote null, it is an empty list again.
+    assert "sentences" not in structural.model_dump(mode="json")
+    assert Edge.model_validate({"child": 1, "parent": 0, "sentences": None}).sentences == []
+    assert Edge.model_validate_json(structural.model_dump_json()) == structural

@@ -170,8 +170,9 @@ def test_taubench_spans_equal_offline(loaded, taubench_ten, index):
 
 def test_explain_runs_no_forward_pass(loaded, sample_path, monkeypatch):
     conv = next(read_taubench(sample_path))
-    tracer = Tracer(loaded, pass_tokens=0)  # the model runs at every add
-    batched = Tracer(loaded, pass_tokens=10_000)  # ... or at the first answer
+    # In the calling thread (background=False): the model runs at every add ...
+    tracer = Tracer(loaded, pass_tokens=0, background=False)
+    batched = Tracer(loaded, pass_tokens=10_000, background=False)  # ... or at the first answer
     sizes = []
     for turn in conv.turns:
         before = tracer.stats.tokens_fed
@@ -241,7 +242,7 @@ def test_template_that_rerenders_earlier_turns_crops_and_recomputes(loaded, samp
         "{% if loop.last %}<|im_start|>(latest)\n{% endif %}{% endfor %}")
     shifted = LoadedModel(loaded.model, tok, "smollm2-last-marked", loaded.context_length)
     conv = next(read_taubench(sample_path))
-    tracer = Tracer(shifted, pass_tokens=0)
+    tracer = Tracer(shifted, pass_tokens=0, background=False)  # a crop at every add
     tracer.extend(conv.turns)
     st = tracer.stats
     assert st.crops == len(conv.turns) - 1 and st.recomputed_tokens > 0

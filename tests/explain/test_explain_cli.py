@@ -66,7 +66,9 @@ def test_openai_transcript_tree_json_and_pages(tmp_path):
     for m, g in graphs.items():
         page = (out / f"turn9_0-{len(span.content)}.{m}.html").read_text()
         assert "no gold graph" in page and f"{m} (avg-attention)" in page
-        assert page.count('class="edge pred predicted"') == len(g.edges)
+        structural = sum(e.kind is EdgeKind.STRUCTURAL for e in g.edges)
+        assert page.count('class="edge pred predicted"') == len(g.edges) - structural
+        assert page.count('class="edge pred structural"') == structural  # marked as such
         assert 'class="edge gold' not in page
         assert f"<mark>{span.content[:10]}" in page
 

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mtcabench.cli import app
-from mtcabench.errors import ExitCode, InputError
+from mtcabench.errors import ExitCode, InputError, UsageError
 from mtcabench.explainer import resolve_targets
 from mtcabench.ingest import read_taubench
 from mtcabench.io import write_records
@@ -255,15 +255,39 @@ def test_targets_from_text_offsets_values_and_default():
     ({"turn": 1, "span": "Hi"}, r"turn 1 is a user turn"),
     ({"turn": 40}, r"no turn 40 \(it has 10 turns"),
     ({"turn": 9, "start": 5, "end": 500}, r"span 5-500 is not inside turn 9's text"),
-    ({"turn": 9, "start": 5}, r"--start and --end go together"),
-    ({"span": "R-99120"}, r"need --turn N"),
-    ({"turn": 9, "span": "x", "start": 1, "end": 2}, r"not both"),
-    ({"turn": 9, "values": True, "span": "x"}, r"leave out --span"),
     ({"turn": 2, "values": True}, r"turn 2: no id-, date- or amount-like value"),
 ])
 def test_bad_targets(kwargs, message):
     with pytest.raises(InputError, match=message):
         resolve_targets(read_transcript(REFUND), **kwargs)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"turn": 9, "start": 5}, r"--start and --end go together"),
+    ({"turn": 9, "span": "x", "start": 1, "end": 2}, r"not both"),
+    ({"turn": 9, "values": True, "span": "x"}, r"leave out --span"),
+])
+def test_options_that_do_not_go_together_are_usage_errors(kwargs, message):
+    with pytest.raises(UsageError, match=message):
+        resolve_targets(read_transcript(REFUND), **kwargs)
+
+
+def test_span_without_turn_is_in_the_last_answer():
+    conv = read_transcript(REFUND)
+    (by_text,) = resolve_targets(conv, span="R-99120")
+    assert by_text.turn == 9 and by_text == resolve_targets(conv, turn=9, span="R-99120")[0]
+    (by_offsets,) = resolve_targets(conv, start=0, end=5)
+    assert by_offsets.turn == 9 and by_offsets.text == conv.turns[9].text[:5]
+
+
+def test_cli_usage_mistakes_exit_2_before_any_model_is_loaded():
+    runner = CliRunner()
+    for args in (["--start", "5"], ["--span", "x", "--start", "1", "--end", "2"],
+                 ["--values", "--span", "x"]):
+        res = runner.invoke(app, ["explain", str(REFUND), *args])
+        assert res.exit_code == ExitCode.USAGE, (args, res.output)
+        lines = [x for x in res.output.splitlines() if x.strip()]
+        assert len(lines) == 1 and lines[0].startswith("error: "), res.output
 
 
 def test_cli_bad_input_is_one_line_and_exit_3():

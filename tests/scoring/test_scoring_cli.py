@@ -121,6 +121,32 @@ def test_compare_writes_everything_and_prints_the_table(bench, submissions, tmp_
     assert len(spans) == 8 and sorted(s["status"] for s in spans).count("missing") == 1
 
 
+def test_two_comparisons_with_dotted_names_never_overwrite_each_other(bench, submissions,
+                                                                     tmp_path):
+    """`trace` names its files run.<method>.jsonl: the comparison's name keeps B's method."""
+    folder, _ = bench
+    tg = tmp_path / "run.tokengeist.jsonl"
+    flat = tmp_path / "run.flat.jsonl"
+    other = tmp_path / "run.flat-again.jsonl"
+    tg.write_text(submissions[0].read_text())
+    flat.write_text(submissions[1].read_text())
+    other.write_text(submissions[0].read_text())
+    out = tmp_path / "score"
+    for b in (flat, other):
+        res = invoke("score", "--benchmark", folder, "--compare", tg, b, "--out", out,
+                     "--resamples", 50, "--no-floors")
+        assert res.exit_code == 0, res.output
+    first = Comparison.model_validate_json(
+        (out / "compare-run.tokengeist-vs-run.flat.json").read_text())
+    second = Comparison.model_validate_json(
+        (out / "compare-run.tokengeist-vs-run.flat-again.json").read_text())
+    assert (out / "compare-run.tokengeist-vs-run.flat.md").is_file()
+    assert (out / "compare-run.tokengeist-vs-run.flat-again.md").is_file()
+    edge_f1 = [c.row("overall").metrics["edge_f1"]["macro"].difference.value
+               for c in (first, second)]
+    assert edge_f1[0] == pytest.approx(0.7333 - 0.3958, abs=1e-3) and edge_f1[1] == 0.0
+
+
 def test_report_markdown_states_averages_and_warnings(bench, submissions, tmp_path):
     folder, _ = bench
     score_cli(submissions[0], folder, tmp_path)

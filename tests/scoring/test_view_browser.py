@@ -124,6 +124,20 @@ def test_the_real_run_opens_filters_and_opens_a_span(real_view, browser):
     assert shown == [bench.spans[i].id for i in disagree][: len(shown)]
     page.uncheck("#f-disagree")
 
+    # The header names each method once, whole, over its three metrics; the span column
+    # shows the span's text (its id beside it).
+    methods = page.locator("#head .method")
+    assert methods.all_inner_texts() == ["recency", "first-user"]
+    assert page.eval_on_selector_all(
+        "#head .method", "ms => ms.every(m => m.scrollWidth <= m.clientWidth)")
+    assert page.locator("#head div.num").all_inner_texts() == [
+        "edge F1", "source hit", "evidence hit@3"] * 2
+    first = page.locator("#spacer .row").first
+    sid = first.get_attribute("data-span")
+    span_text = next(s.span.text for s in bench.spans if s.id == sid)
+    assert first.locator(".text").get_attribute("title") == span_text
+    assert first.locator(".id").inner_text() == sid
+
     # Only the rows in sight are drawn; scrolling to the end draws the last span.
     assert page.locator("#spacer .row").count() < 100
     page.eval_on_selector("#rows", "r => { r.scrollTop = r.scrollHeight; }")

@@ -11,7 +11,7 @@ fails is kept as a ``rejected`` record with every reason and the raw output.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -48,7 +48,7 @@ REASONS = {
 
 
 def now() -> datetime:
-    return datetime.now(UTC)
+    return datetime.now(timezone.utc)
 
 
 def parse_answer(raw: str, finish_reason: str | None, model: type[M]

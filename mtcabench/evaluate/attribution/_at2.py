@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -267,7 +267,7 @@ def learn_weights(
             "heldout_correlation_uniform": mean_correlation(uniform, held),
             "heldout_correlation_learned": mean_correlation(w, held),
         },
-        created_at=datetime.now(UTC),
+        created_at=datetime.now(timezone.utc),
     )
     with atomic_write(out) as fh:
         fh.write(json.dumps(result.model_dump(mode="json"), indent=1) + "\n")

@@ -161,7 +161,7 @@ def best_sentences(
         for neg, i in sorted(items)[:k]:
             x = sentences[i]
             start, end = evidence_range(texts[turn], x.start, x.end)
-            best.append(ScoredSentence(start=start, end=end, score=round(-neg / total, 6)))
+            best.append(ScoredSentence(start=start, end=end, score=-neg / total))
         out[turn] = best
     return out
 

@@ -332,7 +332,7 @@ def trace_conversation(
                 continue
             graph = result.graphs[name][s.id]
             edges = [PredictedEdge(child=e.child, parent=e.parent,
-                                   score=None if e.score is None else round(float(e.score), 6),
+                                   score=e.score,
                                    sentences=e.sentences or None)
                      for e in sorted(graph.edges, key=lambda e: (-e.child, e.parent))]
             entries[name].append(SubmissionEntry(span_id=s.id, edges=edges))

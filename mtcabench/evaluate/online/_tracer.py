@@ -35,6 +35,14 @@ model recomputes from there; the rows of assistant turns past that point are rec
 :attr:`Tracer.stats` counts such crops and the tokens recomputed. A template that renders a
 conversation as the concatenation of its turns (SmolLM2's, Llama's, Qwen's ...) never crops.
 
+The agent never waits for the model. With ``background=True`` (the default) :meth:`Tracer.add`
+only reads, renders and tokenises the message (milliseconds) and wakes a worker thread that
+runs the model over everything waiting while the agent waits for its next LLM answer (seconds):
+an ``explain`` made after that wait finds every token processed and answers from the stored
+rows (``benchmarks/online_trace.py --llm-latency`` measures it). An ``explain`` made while a
+pass still runs waits for that pass only. ``background=False`` runs the model in the calling
+thread, once ``pass_tokens`` wait and always before an answer.
+
 Context: a turn that would take the conversation past the model's context (or
 ``TraceSettings.max_tokens``) is refused with one line (:class:`~mtcabench.errors.InputError`)
 and not added; nothing is ever cut.
@@ -43,6 +51,8 @@ and not added; nothing is ever cut.
 from __future__ import annotations
 
 import inspect
+import threading
+import weakref
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
@@ -110,11 +120,14 @@ class Tracer:
     sentence score is a head-weighted attention mass (avg-attention, at2); ``settings`` as for
     ``trace`` (the search's top-k, threshold, d_max, alpha; the turn aggregate; max_tokens).
 
-    ``pass_tokens``: the model runs over the waiting new tokens once at least that many wait
-    (and always before an answer, or on :meth:`flush`); 0 runs it at every add. Each run
-    costs one read of every weight whatever its length, so a few short turns are taken
-    together (on 2 CPU cores a 20-token turn costs about as much as 300 tokens in one run).
-    Tokens are processed once either way. See the module docstring for what is computed.
+    ``background`` (default): :meth:`add` never waits for the model; a worker thread runs it
+    over the added turns while the agent waits for its LLM, taking together whatever waits
+    when it starts a pass. Without it, ``pass_tokens`` says when the model runs in the calling
+    thread: once at least that many new tokens wait (and always before an answer, or on
+    :meth:`flush`); 0 runs it at every add. Each run costs one read of every weight whatever
+    its length, so a few short turns are taken together (on 2 CPU cores a 20-token turn costs
+    about as much as 300 tokens in one run). Tokens are processed once either way. See the
+    module docstring for what is computed.
     """
 
     def __init__(
@@ -125,6 +138,7 @@ class Tracer:
         settings: TraceSettings = TraceSettings(),
         conversation_id: str = "online",
         pass_tokens: int = DEFAULT_PASS_TOKENS,
+        background: bool = True,
         device: str = DEFAULT_DEVICE,
         dtype: str = DEFAULT_DTYPE,
     ):
@@ -154,14 +168,29 @@ class Tracer:
         params = inspect.signature(self.loaded.model.forward).parameters
         # transformers 5 names the cache argument ``cache`` (``past_key_values`` before).
         self._cache_arg = "cache" if "cache" in params else "past_key_values"
+        self.background = background
+        # _engine: held by whoever runs the model or reads what it stored (the worker during
+        # a pass; explain, flush, reset). _state_lock: the conversation as added, swapped
+        # whole by add (never held during a pass, so add never waits for one).
+        self._engine = threading.RLock()
+        self._state_lock = threading.Lock()
+        self._worker: threading.Thread | None = None
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._failure: BaseException | None = None
         self.reset()
 
     # ------------------------------------------------------------------ state
 
     def reset(self) -> None:
         """Forget the conversation (the model stays loaded): the next add starts a new one."""
+        with self._engine, self._state_lock:
+            self._reset()
+
+    def _reset(self) -> None:
         from transformers import DynamicCache
 
+        self._failure = None
         self._reader = LiveReader(f"tracer {self.conversation_id}")
         self._state = _State()
         self._rows: dict[int, _TurnRows] = {}
@@ -221,12 +250,18 @@ class Tracer:
         conversation past the model's context is refused and not added, nor are the turns
         after it in the same message; the turns before it stay.
         """
+        self._raise_failure()
         if isinstance(message, Turn):
             message = as_message(message)
         turns = self._reader.read(message)
-        for turn in turns:
-            self._add_turn(turn)
-        self._reader.done()
+        try:
+            for turn in turns:
+                self._add_turn(turn)
+            self._reader.done()
+        finally:
+            if self.background and self.pending_tokens > 0:
+                self._start_worker()
+                self._wake.set()
         return turns
 
     def _add_turn(self, turn: Turn) -> None:
@@ -246,16 +281,16 @@ class Tracer:
                 f"{layout.num_tokens} tokens, beyond the {self.limit}-token limit of "
                 f"{self.loaded.name}; nothing is cut: the turn was not added (start a new "
                 "Tracer, or use a model with a longer context)")
-        keep = self._kept_prefix(state, [*self.turns, turn])
-        if keep < len(self._done_ids):
-            self._crop(keep)
-        self._reader.append(turn)
-        self._chars = chars
-        self._state = state
-        self._conversation = None
-        self.stats.turns = len(self.turns)
-        self.stats.tokens = layout.num_tokens
-        if self.pending_tokens >= max(self.pass_tokens, 1):
+        # The cache is cropped to what the new rendering keeps when the model next runs
+        # (_catch_up), so that adding never waits for a pass in progress.
+        with self._state_lock:
+            self._reader.append(turn)
+            self._chars = chars
+            self._state = state
+            self._conversation = None
+            self.stats.turns = len(self.turns)
+            self.stats.tokens = layout.num_tokens
+        if not self.background and self.pending_tokens >= max(self.pass_tokens, 1):
             self.flush()
 
     def extend(self, messages: Iterable[Any]) -> None:
@@ -264,16 +299,35 @@ class Tracer:
             self.add(m)
 
     def flush(self) -> None:
-        """Run the model over the tokens still waiting (nothing to do when none wait)."""
-        if self.pending_tokens > 0:
-            layout = self.layout
-            sinks = self._sinks_of(layout)
+        """Run the model over the tokens still waiting (nothing to do when none wait); with a
+        pass of the background worker in progress, wait for it first."""
+        with self._engine:
+            self._raise_failure()
+            self._catch_up()
+
+    def close(self) -> None:
+        """Stop the background worker (also done when the tracer is garbage collected)."""
+        self._stop.set()
+        self._wake.set()
+
+    def _catch_up(self) -> None:
+        """Crop the cache to what the current rendering keeps, then run the model over the
+        rest. Holds the engine lock; reads the conversation as it is now."""
+        with self._state_lock:
+            state, turns = self._state, list(self.turns)
+        if state.layout is None:
+            return
+        keep = self._kept_prefix(state, turns)
+        if keep < len(self._done_ids):
+            self._crop(keep)
+        if state.layout.num_tokens > len(self._done_ids):
+            sinks = self._sinks_of(state.layout)
             if self._rows and not np.array_equal(sinks, self._sinks):
                 # Rows stored under another sink set (the probe saw fewer tokens then): the
                 # features would mix two mappings; run the conversation again.
                 self._crop(0)
             self._sinks = sinks
-            self._forward(layout, len(self._done_ids))
+            self._forward(state.layout, len(self._done_ids), turns)
 
     def _sinks_of(self, layout: Layout) -> np.ndarray:
         """The attention sinks of the conversation's start (as offline: sink_positions),
@@ -283,6 +337,34 @@ class Tracer:
             self._sink_probe = probe
             self._probed = sink_positions(self.loaded.model, probe)
         return self._probed
+
+    def _start_worker(self) -> None:
+        if self._worker is not None and self._worker.is_alive():
+            return
+        self._stop.clear()
+        # The thread holds the tracer weakly: a tracer nobody uses any more is collected (its
+        # model and cache freed) and the thread ends.
+        self._worker = threading.Thread(target=_work, args=(weakref.ref(self), self._wake,
+                                                            self._stop),
+                                        name=f"mtcabench-tracer-{self.conversation_id}",
+                                        daemon=True)
+        weakref.finalize(self, _stop_worker, self._wake, self._stop)
+        self._worker.start()
+
+    def _background_pass(self) -> None:
+        with self._engine:
+            if self._failure is not None:
+                return
+            try:
+                self._catch_up()
+            except BaseException as exc:  # noqa: BLE001 - handed to the agent's thread
+                self._failure = exc
+
+    def _raise_failure(self) -> None:
+        """A failure of the background worker, raised in the agent's thread (once)."""
+        if self._failure is not None:
+            failure, self._failure = self._failure, None
+            raise failure
 
     def _render_with(self, turn: Turn) -> _State:
         """The rendering of the conversation with ``turn`` added, every turn located."""
@@ -348,14 +430,14 @@ class Tracer:
         self.stats.crops += 1
         self.stats.recomputed_tokens += done - p
 
-    def _forward(self, layout: Layout, p: int) -> None:
-        """Run the model over tokens ``p..`` of ``layout`` with the cache of tokens ``..p``,
-        storing the rows of assistant turns' tokens from ``p`` on."""
+    def _forward(self, layout: Layout, p: int, turns: list[Turn]) -> None:
+        """Run the model over tokens ``p..`` of ``layout`` (the rendering of ``turns``) with
+        the cache of tokens ``..p``, storing the rows of assistant turns' tokens from ``p`` on."""
         model = self.loaded.model
         device = self.loaded.device
         T = layout.num_tokens
         n_s = len(layout.sentence_chars)
-        assistant = {t.index: layout.turn_tokens(t.index) for t in self.turns
+        assistant = {t.index: layout.turn_tokens(t.index) for t in turns
                      if t.role is Role.ASSISTANT}
         # The rows to compute: every token of an assistant turn's text from p on.
         parts = [(i, max(a, p), b) for i, (a, b) in sorted(assistant.items()) if b > max(a, p)]
@@ -429,7 +511,11 @@ class Tracer:
     def _sentence_scores(self, turn: int, start: int, end: int) -> np.ndarray | None:
         """Each sentence's score for ``Turn.text[start:end]`` of turn ``turn``, from the stored
         rows (NaN: not scored); None when the text maps to no token."""
-        self.flush()
+        with self._engine:
+            self.flush()
+            return self._stored_scores(turn, start, end)
+
+    def _stored_scores(self, turn: int, start: int, end: int) -> np.ndarray | None:
         layout = self.layout
         rows = self._rows.get(turn)
         a, b = layout.span_tokens(turn, start, end)
@@ -516,3 +602,22 @@ class Tracer:
         graph = m.graph(self.conversation, target, self.shares_function(target),
                         self.settings.search)
         return with_evidence(graph, self.evidence_function(target), self.conversation)
+
+
+def _work(ref: weakref.ref, wake: threading.Event, stop: threading.Event) -> None:
+    """The background worker: each wake-up, one catch-up of the tracer (if it still lives)."""
+    while True:
+        wake.wait()
+        if stop.is_set():
+            return
+        wake.clear()
+        tracer = ref()
+        if tracer is None:
+            return
+        tracer._background_pass()
+        del tracer
+
+
+def _stop_worker(wake: threading.Event, stop: threading.Event) -> None:
+    stop.set()
+    wake.set()

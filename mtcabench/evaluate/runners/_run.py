@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -134,7 +134,7 @@ def make_headers(origin: str, methods: Mapping[str, Method], settings: TraceSett
                  scorer: BaseScorer | None = None) -> dict[str, SubmissionHeader]:
     """One submission header per method (costs are added to ``notes`` at the end). A
     model-free method's header names no scorer and no model."""
-    now = datetime.now(UTC)
+    now = datetime.now(timezone.utc)
     notes: dict[str, Any] = {"mtcabench_version": __version__}
     if shard:
         notes["shard"] = {"index": shard[0], "count": shard[1]}

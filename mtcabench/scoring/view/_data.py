@@ -58,7 +58,8 @@ def view_data(benchmark: Benchmark, submissions: Sequence[str | Path]) -> dict:
         return browser_offset(turns[turn].text, offset) if 0 <= turn < len(turns) else offset
 
     spans = [{
-        "id": s.id, "conv": conv_index[s.conversation_id], "turn": s.span.turn,
+        "id": s.id, "text": s.span.text,  # the span column shows it (offsets need no slicing)
+        "conv": conv_index[s.conversation_id], "turn": s.span.turn,
         "start": units(s, s.span.turn, s.span.start), "end": units(s, s.span.turn, s.span.end),
         "type": s.dependency_type.value,
         "depth": s.depth, "hops": list(path_hops(s.graph)), "origin": s.origin.value,

@@ -75,17 +75,30 @@
     }
     const head = $("head");
     head.style.gridTemplateColumns = columns();
-    head.append(el("div", {}, "span"), el("div", {}, "type"), el("div", {}, "depth"),
-      el("div", {}, "gold edges"));
-    D.methods.forEach((m) => head.append(
-      el("div", { class: "num", title: m.label + ": edge F1" }, m.label + " F1"),
-      el("div", { class: "num", title: m.label + ": every gold source recovered" }, m.label + " source"),
-      el("div", { class: "num", title: m.label + ": evidence hit@" + D.evidence_k +
-        " (share of gold evidence ranges hit)" }, m.label + " evidence")));
+    // Two header rows: each method's label once, over its three metrics (a label repeated
+    // in every column was cut to "tokengeist/a\u2026" three times, metric and method lost).
+    const fixed = ["span", "id", "type", "depth", "gold edges"];
+    // Placed explicitly: the fixed columns span both header rows.
+    const placed = (node, column, row) => {
+      node.style.gridColumn = column;
+      node.style.gridRow = row;
+      return node;
+    };
+    fixed.forEach((h, c) => head.append(placed(el("div", {}, h), String(c + 1), "1 / span 2")));
+    D.methods.forEach((m, j) => {
+      const c = fixed.length + 1 + 3 * j;
+      head.append(placed(el("div", { class: "method", title: m.label + " (" + m.file + ")" },
+        m.label), c + " / span 3", "1"));
+      [["edge F1", "edge F1"], ["source hit", "every gold source recovered"],
+        ["evidence hit@" + D.evidence_k, "evidence hit@" + D.evidence_k +
+          " (share of gold evidence ranges hit)"]].forEach(([name, what], i) => head.append(
+        placed(el("div", { class: "num", title: m.label + ": " + what }, name),
+          String(c + i), "2")));
+    });
   }
 
   function columns() {
-    return "minmax(16em, 1fr) 9em 4em 6em" + " 7em 7em 7em".repeat(M);
+    return "minmax(12em, 2fr) minmax(10em, 1fr) 11em 6.5em 5em" + " 7em 7em 7em".repeat(M);
   }
 
   function applyFilters() {
@@ -134,7 +147,9 @@
       const i = shown[k];
       const s = D.spans[i];
       const row = el("a", { class: "row", href: "#span=" + i, "data-span": s.id },
-        el("div", { class: "id" }, s.id), el("div", {}, s.type + (s.origin === "counterfactual" ? " (cf)" : "")),
+        el("div", { class: "text", title: s.text }, "\u201c" + oneLine(s.text, 80) + "\u201d"),
+        el("div", { class: "id", title: s.id }, s.id),
+        el("div", {}, s.type + (s.origin === "counterfactual" ? " (cf)" : "")),
         el("div", { class: "num", title: hopsTitle(s) }, s.depth + " " + hopsShort(s)),
         el("div", { class: "num" }, s.gold.length));
       row.style.top = k * ROW + "px";
