@@ -368,12 +368,12 @@ def replay(method: str, conversation: Conversation, span: BenchmarkSpan, tables:
 
 def to_entry(span: BenchmarkSpan, graph: ProvenanceGraph | None,
              skipped: str | None = None) -> SubmissionEntry:
-    """A submission line as trace writes it (edge order, rounded scores)."""
+    """A submission line as trace makes it (edge order; scores rounded once, when written)."""
     if graph is None:
         return SubmissionEntry(span_id=span.id, skipped=skipped)
     return SubmissionEntry(span_id=span.id, edges=[
         PredictedEdge(child=e.child, parent=e.parent,
-                      score=None if e.score is None else round(float(e.score), 6))
+                      score=None if e.score is None else float(e.score))  # rounded when written
         for e in sorted(graph.edges, key=lambda e: (-e.child, e.parent))])
 
 

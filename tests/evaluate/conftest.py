@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import threading
 from itertools import islice
 from pathlib import Path
 
@@ -90,3 +92,20 @@ def loaded():
     from mtcabench.evaluate import load_model
 
     return load_model()
+
+
+@pytest.fixture(autouse=True)
+def _no_tracer_left_running():
+    """A Tracer's background worker may still be running the shared model when its test ends
+    (a test need not wait for it): finish that pass and stop every worker, so that the next
+    test, which may count or replace the model's passes, sees only its own."""
+    yield
+    if not any(t.name.startswith("mtcabench-tracer") for t in threading.enumerate()):
+        return
+    from mtcabench.evaluate.online._tracer import Tracer
+
+    gc.collect()
+    for obj in gc.get_objects():
+        if isinstance(obj, Tracer) and obj._worker is not None:
+            with obj._engine:  # waits for a pass in progress
+                obj.close()
