@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
+from mtcabench.annotate.lineage._claims import _sentence_at  # one sentence rule for every claim
 from mtcabench.annotate.lineage._tracing import Covered, ProposedSpan, Tracer
 from mtcabench.annotate.lineage._values import Value
 from mtcabench.model import DependencyType, Edge, Evidence, Role, TargetSpan
@@ -54,7 +55,6 @@ _HYPOTHETICAL = re.compile(
 _USER_RECENT = re.compile(
     r"(?i)\b(?:booked|made|reserved|created)\b[^.!?\n]{0,40}?\b((?:about |around |only |just )?"
     r"(?:\d{1,2}|an?|one|two|three|a few|few|several) hours? ago)\b")
-_SENTENCE = re.compile(r"[^.!?\n]*[.!?\n]?")
 _NOW = re.compile(r"(?i)current time is (\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2})?)")
 _CREATED = re.compile(r'"created_at":\s*"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})"')
 
@@ -78,13 +78,6 @@ def elapsed_spans(tracer: Tracer, c: int, covered: Covered) -> list[ProposedSpan
             out.append(made)
             covered.add(start, end)
     return out
-
-
-def _sentence_at(text: str, pos: int) -> str:
-    for m in _SENTENCE.finditer(text):
-        if m.start() <= pos < max(m.end(), m.start() + 1):
-            return m.group()
-    return ""
 
 
 def _claims_in(tracer: Tracer | None, text: str, *, count: bool = False
