@@ -287,3 +287,21 @@ def test_only_a_turn_that_starts_at_an_added_token_is_tokenised_alone(loaded):
     lstripped = type("T", (), {"added_tokens_decoder": {
         0: type("A", (), {"content": "<s>", "lstrip": True})()}})()
     assert not _starts_with_split_token(lstripped, "<s>x")  # it would take the blanks before
+
+
+def test_a_pass_in_another_thread_waits_for_hooks_on_the_shared_model(loaded):
+    """The Tracer's background worker and an offline Attributor share one model: a pass in
+    another thread neither runs the hooks registered here nor runs while they are set."""
+    import threading
+
+    from mtcabench.evaluate.attribution._attention import RowHooks, attention_rows
+
+    seen: list[int] = []
+    done = threading.Event()
+    worker = threading.Thread(target=lambda: (attention_rows(loaded.model, [1, 2, 3, 4], [3]),
+                                              done.set()))
+    with RowHooks(loaded.model, lambda layer, *_: seen.append(layer)):
+        worker.start()
+        assert not done.wait(1.0), "a pass ran while another thread's hooks were set"
+    worker.join(60)
+    assert done.is_set() and seen == []

@@ -1,5 +1,5 @@
 """The explain page in a real browser (headless Debian Chromium, Playwright): the conversation,
-one arrow per predicted edge, no gold, the span marked (real model)."""
+one arrow per predicted edge (content or structural), no gold, the span marked (real model)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,9 @@ def test_explain_page_draws_the_graph(loaded, browser, tmp_path):
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.goto(page_path.as_uri())
     assert page.locator("svg path.edge").count() == len(graph.edges) > 0
-    assert page.locator("svg path.edge.predicted").count() == len(graph.edges)
+    structural = [e for e in graph.edges if e.kind.value == "structural"]
+    assert page.locator("svg path.edge.structural").count() == len(structural)
+    assert page.locator("svg path.edge.predicted").count() == len(graph.edges) - len(structural)
     assert page.locator("svg path.edge.gold").count() == 0
     drawn = {page.locator("svg path.edge").nth(i).get_attribute("data-edge")
              for i in range(len(graph.edges))}

@@ -47,6 +47,7 @@ import numpy as np
 import torch
 
 from mtcabench.evaluate.attribution._base import BaseScorer, register_scorer
+from mtcabench.evaluate.attribution._exclusive import exclusive
 
 if TYPE_CHECKING:
     from mtcabench.evaluate.attribution._engine import Query
@@ -120,7 +121,7 @@ class PrefixRunner:
         self._cache_cls = DynamicCache
         ids = torch.as_tensor(self.ids[: int(rows.max()) + 1 if len(rows) else 1],
                               device=self.device)[None]
-        with torch.inference_mode():
+        with exclusive(self.model), torch.inference_mode():
             out = self.model(input_ids=ids, use_cache=True, **{self._kw: DynamicCache()},
                              logits_to_keep=torch.as_tensor(rows - 1, device=self.device))
         cache = getattr(out, "cache", None) or out.past_key_values
@@ -151,7 +152,7 @@ class PrefixRunner:
                                                 for k, v in self._kv])
         fed = torch.as_tensor(ids[start : int(todo.max()) + 1], device=self.device)[None]
         self.fed_tokens += fed.shape[1]
-        with torch.inference_mode():
+        with exclusive(self.model), torch.inference_mode():
             res = self.model(input_ids=fed, use_cache=True, **{self._kw: cache},
                              logits_to_keep=torch.as_tensor(todo - 1 - start, device=self.device))
         labels = torch.as_tensor(ids[todo], device=self.device)

@@ -33,6 +33,7 @@ from pydantic import Field, ValidationError
 
 from mtcabench.errors import InputError
 from mtcabench.evaluate.attribution._attention import query_features
+from mtcabench.evaluate.attribution._exclusive import exclusive
 from mtcabench.evaluate.attribution._loading import DEFAULT_MODEL, LoadedModel
 from mtcabench.evaluate.attribution._render import render_conversation
 from mtcabench.evaluate._settings import AT2_LEARN
@@ -108,7 +109,7 @@ def _logit_prob(model, input_ids: list[int], rows: list[np.ndarray]) -> list[flo
     ids = torch.as_tensor(input_ids[: last + 1], device=device)[None]
     union = np.unique(np.concatenate([r for r in rows if len(r)]))
     union = union[union > 0]  # the very first token has no prediction
-    with torch.inference_mode():
+    with exclusive(model), torch.inference_mode():
         out = model(input_ids=ids, use_cache=False,
                     logits_to_keep=torch.as_tensor(union - 1, device=device))
         logp = torch.log_softmax(out.logits[0].float(), dim=-1)

@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from mtcabench.errors import InputError
+from mtcabench.evaluate.attribution._exclusive import model_lock
 
 #: Upper bound on one chunk of recomputed weights (heads x rows x tokens float32), in bytes.
 CHUNK_BYTES = 256 * 2**20
@@ -144,6 +145,9 @@ class RowHooks:
 
     def __init__(self, model, on_layer, *, after: bool = False):
         self.modules = attention_modules(model)
+        # Held from registering the hooks to removing them: a pass in another thread would
+        # run them too (see _exclusive).
+        self._lock = model_lock(model)
         self.on_layer = on_layer
         #: Call ``on_layer`` after the layer's attention instead (same arguments): its key/value
         #: cache then holds the keys of the new tokens too.
@@ -151,6 +155,7 @@ class RowHooks:
         self._handles = []
 
     def __enter__(self):
+        self._lock.acquire()
         for layer, module in enumerate(self.modules):
             def hook(mod, args, kwargs, *output, layer=layer):
                 hidden = kwargs.get("hidden_states", args[0] if args else None)
@@ -169,9 +174,12 @@ class RowHooks:
         return self
 
     def __exit__(self, *exc):
-        for h in self._handles:
-            h.remove()
-        self._handles.clear()
+        try:
+            for h in self._handles:
+                h.remove()
+            self._handles.clear()
+        finally:
+            self._lock.release()
 
 
 def forward(model, input_ids: list[int] | torch.Tensor) -> None:
