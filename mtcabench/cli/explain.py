@@ -20,14 +20,14 @@ from mtcabench.cli import options
 from mtcabench.evaluate import TraceSettings
 from mtcabench.progress import err_console
 from mtcabench.terminal import shown
-from mtcabench.transcripts import FORMATS, formats_help
+from mtcabench.transcripts import format_names, formats_help
 
 
 def explain(
     file: Path = typer.Argument(..., help=f"Agent log, its format recognised from its shape: "
                                 f"{formats_help()}."),
     format: str | None = typer.Option(None, "--format", help=f"Read FILE as this format "
-                                      f"({', '.join(FORMATS)}) [default: from its shape]."),
+                                      f"({', '.join(format_names())}) [default: from its shape]."),
     conversation: str | None = typer.Option(None, "--conversation", help="Which conversation "
                                             "of a file holding several: its id, the end of its "
                                             "id (task-3/trial-0), or its position from 0."),

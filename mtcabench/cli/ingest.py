@@ -11,7 +11,7 @@ from mtcabench.cli import options
 from mtcabench.ingest import ingest_confetti, ingest_taubench, ingest_transcripts
 from mtcabench.progress import err_console
 from mtcabench.terminal import shown
-from mtcabench.transcripts import FORMATS, formats_help
+from mtcabench.transcripts import format_names, formats_help
 
 group = typer.Typer(help="Turn raw agent conversations into validated conversation records.",
                     no_args_is_help=True)
@@ -50,7 +50,7 @@ def transcripts(
     paths: list[Path] = typer.Argument(..., help="Agent log files."),
     out: Path = options.out("Conversations file to write (JSONL)."),
     format: str | None = typer.Option(None, "--format", help="Read every file as this format "
-                                      f"({', '.join(FORMATS)}) [default: from each file's shape]."),
+                                      f"({', '.join(format_names())}) [default: from each file's shape]."),
     source: str | None = typer.Option(None, help="The records' source [default: transcript]."),
     domain: str | None = typer.Option(None, help="The records' domain [default: transcript]."),
 ) -> None:

@@ -1,7 +1,8 @@
 """Ingest: turn raw agent conversations into validated Conversation records.
 
-TauBench and ConFETTI have an adapter module each (TauBench's a thin layer over the format
-layer's reader, :mod:`mtcabench.transcripts`); agent logs of any format
+TauBench has an adapter module (a thin layer over the format layer's reader,
+:mod:`mtcabench.transcripts`), ConFETTI is read by its format there
+(:func:`~mtcabench.transcripts.read_confetti`); agent logs of any format
 (:func:`ingest_transcripts`: OpenAI chat or Responses, Anthropic Messages, OpenTelemetry
 GenAI, Inspect AI) are read by :mod:`mtcabench.transcripts` itself. All write through
 :func:`write_conversations`, which refuses duplicate ids and writes atomically.
@@ -13,9 +14,9 @@ reader of OpenAI-style transcripts.
 
 from mtcabench.ingest._common import write_conversations
 from mtcabench.ingest._entry import ingest_confetti, ingest_taubench, ingest_transcripts
-from mtcabench.ingest.confetti import read_confetti
-from mtcabench.openai_content import ContentError, message_text
 from mtcabench.ingest.taubench import read_taubench
+from mtcabench.openai_content import ContentError, message_text
+from mtcabench.transcripts import read_confetti
 
 __all__ = ["ContentError", "ingest_confetti", "ingest_taubench", "ingest_transcripts",
            "message_text", "read_confetti", "read_taubench", "write_conversations"]

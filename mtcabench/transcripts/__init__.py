@@ -1,12 +1,15 @@
 """Agent logs as agents write them, read into :class:`~mtcabench.model.Conversation` records.
 
 The format layer's one reader, used by ``ingest transcripts``, ``ingest taubench``,
-``explain``, :func:`mtcabench.explain` and the online ``Tracer``. Each format is one module
-behind a registry (:data:`FORMATS`; a new format is one module and a
+``ingest confetti``, ``explain``, :func:`mtcabench.explain` and the online ``Tracer``. Each
+format is one module declaring a :class:`LogFormat` (how it recognises and reads its whole
+files and, where it has them, its single messages), registered in :data:`FORMATS` (the
+built-in ones listed in :data:`BUILT_IN`; a new format is one module and a
 :func:`register_format`): OpenAI chat, OpenAI Responses, Anthropic Messages, OpenTelemetry
-GenAI spans (OTLP JSON), Inspect AI eval logs (``.json`` and ``.eval``), plus TauBench runs
-and our own conversation records. A file's format is recognised from its shape
-(:func:`detect`); ``format=`` forces one.
+GenAI spans (OTLP JSON), Inspect AI eval logs (``.json`` and ``.eval``), plus TauBench runs,
+ConFETTI dialogs and our own conversation records. A file's format is recognised from its
+shape (:func:`detect`), a single message's from its own (:func:`detect_message`, what the
+Tracer's :class:`LiveReader` asks); ``format=`` forces one.
 
 **The mapping, the same for every format** (so the same conversation gives the same turns
 whatever it was logged in):
@@ -41,22 +44,15 @@ several conversations (an OpenTelemetry trace or ``gen_ai.conversation.id``, an 
 sample and epoch). ``metadata.origin`` names the file, the format and those ids.
 """
 
-# Each format module registers its format when imported.
-from mtcabench.transcripts import (  # noqa: F401
-    _anthropic,
-    _chat,
-    _inspect,
-    _otel,
-    _records,
-    _responses,
-    _taubench,
-)
+# The formats register themselves from the modules listed in _registry.BUILT_IN, imported
+# when the registry is first asked for them.
 from mtcabench.transcripts._chat import (
     TRANSCRIPT_SOURCE,
     MessageReader,
     content_text,
     conversation_from_messages,
 )
+from mtcabench.transcripts._confetti import read_confetti
 from mtcabench.transcripts._live import LiveReader
 from mtcabench.transcripts._reading import (
     choose,
@@ -66,9 +62,16 @@ from mtcabench.transcripts._reading import (
     read_transcript,
 )
 from mtcabench.transcripts._registry import (
+    BUILT_IN,
     FORMATS,
+    NO,
+    PLAUSIBLE,
+    SURE,
     LogFormat,
     detect,
+    detect_message,
+    format_names,
+    formats,
     formats_help,
     get_format,
     register_format,
@@ -80,7 +83,11 @@ from mtcabench.transcripts._taubench import run_conversation as taubench_convers
 from mtcabench.transcripts._turns import TurnBuilder
 
 __all__ = [
+    "BUILT_IN",
     "FORMATS",
+    "NO",
+    "PLAUSIBLE",
+    "SURE",
     "TRANSCRIPT_SOURCE",
     "LiveReader",
     "LogFormat",
@@ -92,11 +99,15 @@ __all__ = [
     "conversation_from_messages",
     "conversations_from_value",
     "detect",
+    "detect_message",
+    "format_names",
+    "formats",
     "formats_help",
     "get_format",
     "id_stems",
     "last_answer",
     "load",
+    "read_confetti",
     "read_conversations",
     "read_transcript",
     "register_format",

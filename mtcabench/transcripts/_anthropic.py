@@ -143,6 +143,12 @@ def _read(source: Source) -> list[Conversation]:
                                  metadata={"origin": source.origin(NAME)})]
 
 
+def _sniff_message(message: Any) -> int:
+    """A message with Anthropic's own blocks is surely one; a plain text message reads alike
+    in every format (the chat reader takes it)."""
+    return SURE if is_message(message) else NO
+
+
 register_format(LogFormat(
     NAME, TITLE, "{system, messages: [...]} with text / tool_use / tool_result / thinking "
-    "blocks", _sniff, _read, order=30))
+    "blocks", _sniff, _read, order=30, sniff_message=_sniff_message, read_message=read_message))

@@ -169,6 +169,18 @@ def _read(source: Source) -> list[Conversation]:
                                        metadata={"origin": source.origin(NAME)})]
 
 
+def _sniff_message(message: Any) -> int:
+    """Any message object may be a chat message, but none is surely one: a chat message's
+    marks (``tool_calls``, a ``tool`` role) are shared with Inspect's, so chat is the
+    fallback for messages with no other format's marks."""
+    return PLAUSIBLE if isinstance(message, dict) else NO
+
+
+def _read_turns(builder: TurnBuilder, message: Any, here: str) -> list[Turn]:
+    return [read_message(builder, message, here)]
+
+
 register_format(LogFormat(
     NAME, TITLE, "a JSON list of {role, content, tool_calls} messages, {\"messages\": [...]} "
-    "or one per line", _sniff, _read, order=10))
+    "or one per line", _sniff, _read, order=10, sniff_message=_sniff_message,
+    read_message=_read_turns))

@@ -211,6 +211,20 @@ def _sniff(source: Source) -> int:
         "samples" in value or "version" in value) else NO
 
 
+def _sniff_message(message: Any) -> int:
+    """An Inspect message has its marks when its tool calls name their function as text
+    (``{id, function: "name", arguments}``) or its content holds ``reasoning``; its other
+    messages (a tool result, plain text) read alike as chat messages."""
+    if not isinstance(message, dict):
+        return NO
+    calls, content = message.get("tool_calls"), message.get("content")
+    marked = (isinstance(calls, list) and any(
+        isinstance(c, dict) and isinstance(c.get("function"), str) for c in calls)) or (
+        isinstance(content, list) and any(
+            isinstance(p, dict) and p.get("type") == "reasoning" for p in content))
+    return SURE if marked else NO
+
+
 register_format(LogFormat(
     NAME, TITLE, "an eval log {version, eval, samples: [{messages}]} (.json) or a .eval "
-    "archive", _sniff, _read, order=50))
+    "archive", _sniff, _read, order=50, sniff_message=_sniff_message, read_message=read_message))

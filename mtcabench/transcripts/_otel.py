@@ -380,6 +380,11 @@ def _sniff(source: Source) -> int:
                                    for e in exports) else NO
 
 
+def _sniff_message(message: Any) -> int:
+    """A GenAI message ``{role, parts}`` as the instrumented agent holds it."""
+    return SURE if isinstance(message, dict) and "parts" in message else NO
+
+
 register_format(LogFormat(
     NAME, TITLE, "an OTLP JSON export {resourceSpans: [{scopeSpans: [{spans}]}]} of GenAI chat "
-    "spans", _sniff, _read, order=40))
+    "spans", _sniff, _read, order=40, sniff_message=_sniff_message, read_message=read_message))

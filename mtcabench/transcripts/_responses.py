@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from mtcabench.errors import InputError
-from mtcabench.model import Conversation, Turn
+from mtcabench.model import Conversation, Role, Turn
+from mtcabench.transcripts._anthropic import is_message as is_anthropic
 from mtcabench.transcripts._chat import TRANSCRIPT_SOURCE, content_text
 from mtcabench.transcripts._registry import NO, PLAUSIBLE, SURE, LogFormat, register_format
 from mtcabench.transcripts._source import Source
@@ -139,6 +140,28 @@ def _read(source: Source) -> list[Conversation]:
                                  metadata={"origin": source.origin(NAME)})]
 
 
+def _sniff_message(message: Any) -> int:
+    """A list is a model response's items (given together: they are one turn); an object with
+    an item ``type`` is one item, unless Anthropic's blocks say it is an Anthropic message
+    (whose API responses carry ``type: message`` too)."""
+    if isinstance(message, list):
+        return SURE
+    return SURE if isinstance(message, dict) and isinstance(message.get("type"), str) \
+        and not is_anthropic(message) else NO
+
+
+def read_message(builder: TurnBuilder, message: Any, here: str) -> list[Turn]:
+    """The turns of one item, or of a model response's items given as a list."""
+    items = message if isinstance(message, list) else [message]
+    pairs = [(f"{here}, item {k}" if isinstance(message, list) else here, i)
+             for k, i in enumerate(items)]
+    if items and is_response_item(items[0]) and builder.last_role is Role.ASSISTANT:
+        raise InputError(f"{here}: a model response's item after a model response; add "
+                         "the output items of one response together (add(response.output))")
+    return read_items(builder, pairs)
+
+
 register_format(LogFormat(
     NAME, TITLE, "{instructions, input: [items], output: [items]} or a list of message / "
-    "function_call / function_call_output / reasoning items", _sniff, _read, order=20))
+    "function_call / function_call_output / reasoning items", _sniff, _read, order=20,
+    sniff_message=_sniff_message, read_message=read_message))

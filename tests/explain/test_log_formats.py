@@ -24,11 +24,11 @@ from mtcabench.ingest import read_taubench
 from mtcabench.io import load_conversations
 from mtcabench.model import Role
 from mtcabench.transcripts import (
-    FORMATS,
     LiveReader,
     Source,
     conversations_from_value,
     detect,
+    formats,
     load,
     read_conversations,
     read_transcript,
@@ -191,9 +191,9 @@ def test_format_is_forced_and_unknown_or_ambiguous_files_list_the_formats(tmp_pa
     with pytest.raises(InputError) as err:
         read_transcript(path)
     assert "not a transcript of a known format" in err.value.message
-    assert all(f.name in err.value.message for f in FORMATS.values())
+    assert all(f.name in err.value.message for f in formats())
     res = runner.invoke(app, ["explain", "--help"], terminal_width=2000)
-    assert all(f.name in res.output for f in FORMATS.values()), res.output
+    assert all(f.name in res.output for f in formats()), res.output
     with pytest.raises(InputError, match="unknown log format 'xml'; choose one of openai-chat"):
         read_transcript(FILES["openai-chat"], format="xml")
 
@@ -305,8 +305,8 @@ def test_taubench_runs_in_every_format_read_back_as_ingest_reads_them(taubench_a
     chosen = [c for c in convs if c.task_id in {"37", "33"} and c.trial == 0] + convs[:3]
     assert {c.turns[-1].role for c in chosen} == {Role.TOOL, Role.USER}
     plan = convert_taubench.write_all(chosen, tmp_path)
-    assert set(plan) >= {f for f in FORMATS if f not in {"openai-chat", "taubench",
-                                                        "conversations"}}
+    assert set(plan) >= {f.name for f in formats() if f.name not in {
+        "openai-chat", "taubench", "confetti", "conversations"}}
     for fmt, files in plan.items():
         read = {c.id: c for p in {p for p, _ in files.values()} for c in read_conversations(p)}
         for c in chosen:

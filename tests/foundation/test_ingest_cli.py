@@ -129,7 +129,7 @@ def test_existing_output_survives_failed_rerun(tmp_path):
 
 
 # ConFETTI: no upstream copy exists here; these records follow the layout that
-# mtcabench/ingest/confetti.py documents.
+# mtcabench/transcripts/_confetti.py documents.
 def confetti_line(n, dialog, k, messages):
     return {"id": f"conversationsclean_{n}", "dialog_id": f"{dialog}_{k}", "question": messages,
             "function": [{"name": "get_weather", "parameters": {"type": "object"}}]}

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from mtcabench.errors import ExitCode, InputError
 from mtcabench.model import Conversation
-from mtcabench.transcripts import FORMATS, read_conversations
+from mtcabench.transcripts import format_names, read_conversations
 
 scalars = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
            | st.text(max_size=6))
@@ -87,7 +87,7 @@ logs = (st.lists(messages, max_size=4)
 
 
 @settings(max_examples=300, deadline=None)
-@given(logs, st.sampled_from([None, *FORMATS]), st.booleans())
+@given(logs, st.sampled_from([None, *format_names()]), st.booleans())
 def test_every_format_reads_or_refuses_in_one_line(log, format, lines):
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "agent-log.json"

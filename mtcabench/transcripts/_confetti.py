@@ -1,4 +1,5 @@
-"""ConFETTI adapter: ``data/BFCL_v2_conversationsclean.json`` to Conversation records.
+"""ConFETTI logs: ``data/BFCL_v2_conversationsclean.json`` read into Conversation records
+(``ingest confetti``, and the ``confetti`` format of ``ingest transcripts`` and ``explain``).
 
 The file is BFCL-style JSON Lines. Each line is one turn-level *prefix* of a dialog:
 ``id`` (``conversationsclean_N``), ``dialog_id`` (``<uuid>_<k>``, k the turn), ``question``
@@ -33,6 +34,8 @@ from pydantic import ValidationError
 from mtcabench.errors import InputError
 from mtcabench.io import JSONError, ascii_int, format_validation_error, iter_json_lines, loads
 from mtcabench.model import Conversation, Role, ToolCall, Turn
+from mtcabench.transcripts._registry import NO, SURE, LogFormat, register_format
+from mtcabench.transcripts._source import Source
 
 SOURCE = "confetti"
 TEXT_TYPES = {"text", None}
@@ -214,3 +217,30 @@ def _parse_python_calls(text: str, fail) -> list[tuple]:
     if not out:
         raise fail("no call found")
     return out
+
+
+# --------------------------------------------------------------------------- the format
+
+
+def _sniff(source: Source) -> int:
+    """A file of BFCL-style records, each a dialog prefix with ``dialog_id`` and
+    ``question`` (one record alone, or JSON Lines: the reader reads it line by line)."""
+    value = source.value
+    records = [value] if isinstance(value, dict) else value if source.json_lines else None
+    if source.path is not None and records and all(
+            isinstance(r, dict) and "dialog_id" in r and "question" in r for r in records):
+        return SURE
+    return NO
+
+
+def _read(source: Source) -> list[Conversation]:
+    if source.path is None:
+        raise InputError(f"{source.label} (ConFETTI): read from a file of BFCL-style JSON "
+                         "Lines; write the records to a file first")
+    # Read again line by line, so that errors name the file's line numbers.
+    return list(read_confetti(source.path))
+
+
+register_format(LogFormat(
+    "confetti", "ConFETTI", "BFCL-style JSON Lines of dialog prefixes {id, dialog_id, "
+    "question, function}", _sniff, _read, order=65))
