@@ -30,7 +30,7 @@ from mtcabench.evaluate import (
 )
 
 _SEARCH, _TRACE = SearchSettings(), TraceSettings()
-_MODEL_FREE = " and ".join(m for m, cls in METHODS.items() if not cls.uses_model)
+_MODEL_FREE = " and ".join(m for m, cls in METHODS.load_all().items() if not cls.uses_model)
 _EVAL_EXTRA = {"torch", "transformers", "gguf", "accelerate"}
 
 

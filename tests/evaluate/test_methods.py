@@ -58,7 +58,7 @@ def test_the_no_model_guard_catches_a_model_load(no_model, sample_benchmark, tmp
 
 def test_the_registry_holds_the_built_in_methods():
     assert list(METHODS) == ["tokengeist", "flat", "recency", "first-user"]
-    assert [m for m, cls in METHODS.items() if not cls.uses_model] == ["recency", "first-user"]
+    assert [m for m, cls in METHODS.load_all().items() if not cls.uses_model] == ["recency", "first-user"]
 
 
 def test_baselines_run_without_a_model(no_model, sample_benchmark, tmp_path):
@@ -110,7 +110,7 @@ def test_a_new_method_is_one_class(no_model, sample_benchmark, tmp_path):
             user = max(t.index for t in conv.turns[: span.span.turn] if t.role is Role.USER)
             assert [(e.child, e.parent) for e in entry.edges] == [(span.span.turn, user)]
     finally:
-        del METHODS["test-latest-user"]
+        METHODS.unregister("test-latest-user")
 
 
 def test_a_model_free_run_resumes(no_model, sample_benchmark, tmp_path):

@@ -254,4 +254,4 @@ def test_a_new_model_based_method_shares_the_pass(loaded, sample_benchmark, samp
             top = max(flat.edges, key=lambda e: (e.score, e.parent))
             assert [(e.parent, e.score) for e in best.edges] == [(top.parent, top.score)]
     finally:
-        del METHODS["test-best-turn"]
+        METHODS.unregister("test-best-turn")

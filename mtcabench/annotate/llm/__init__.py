@@ -22,6 +22,7 @@ from mtcabench.annotate.llm.cache import ResponseCache
 from mtcabench.annotate.llm.executor import NotAnswered, Outcome, RequestExecutor
 from mtcabench.annotate.llm.policy import RequestFailed, RetryPolicy
 from mtcabench.annotate.llm.providers import (
+    PROVIDERS,
     RESPONSE_FORMATS,
     Endpoint,
     EndpointRequest,
@@ -35,6 +36,7 @@ from mtcabench.annotate.llm.redact import Redactor
 from mtcabench.annotate.llm.wire import Answer, ChatRequest, request_key
 
 __all__ = [
+    "PROVIDERS",
     "RESPONSE_FORMATS",
     "Accounting",
     "Answer",

@@ -29,6 +29,7 @@ from pydantic import SecretStr
 
 from mtcabench.errors import InputError
 from mtcabench.redact import redact
+from mtcabench.registry import Registry
 
 #: The structured-output flavours a server may take: OpenAI's ``json_schema`` or llama.cpp's
 #: ``json_object`` with the schema inside (grammar-constrained decoding).
@@ -141,32 +142,37 @@ class Provider(ABC):
         """The endpoint (a server started for it is stopped when the context ends)."""
 
 
-_REGISTRY: dict[str, type[Provider]] = {}
+#: Providers by name (``--provider``); the built-in ones are defined below.
+PROVIDERS: Registry[type[Provider]] = Registry("provider")
 
 
 def register_provider(cls: type[Provider]) -> type[Provider]:
-    """Add a provider (usable as a class decorator); a name already taken is replaced."""
-    _REGISTRY[cls.name] = cls
-    return cls
+    """Add a provider (usable as a class decorator); the registry's one rule: the same class
+    again is harmless, another class under a taken name is an error."""
+    return PROVIDERS.register(cls)
 
 
 def unregister_provider(name: str) -> None:
-    _REGISTRY.pop(name, None)
+    PROVIDERS.unregister(name)
+
+
+def _by_priority() -> list[type[Provider]]:
+    return sorted(PROVIDERS.load_all().values(), key=lambda c: c.priority)
 
 
 def provider_names() -> list[str]:
     """The registered providers, in the order they are tried."""
-    return [c.name for c in sorted(_REGISTRY.values(), key=lambda c: c.priority)]
+    return [c.name for c in _by_priority()]
 
 
 def choose_provider(want: EndpointRequest, name: str | None = None) -> Provider:
     """The named provider, else the first that applies."""
     if name:
-        if name not in _REGISTRY:
+        if name not in PROVIDERS:
             raise InputError(f"--provider must be one of {', '.join(provider_names())}, "
                              f"not {name!r}")
-        return _REGISTRY[name]()
-    for cls in sorted(_REGISTRY.values(), key=lambda c: c.priority):
+        return PROVIDERS.get(name)()
+    for cls in _by_priority():
         provider = cls()
         if provider.applies(want):
             return provider

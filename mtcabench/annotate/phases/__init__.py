@@ -11,6 +11,7 @@ from mtcabench.annotate.phases.base import COMPACT_SETTINGS, Phase, RequestSetti
 from mtcabench.annotate.phases.checks import REASONS
 from mtcabench.annotate.phases.propose import ProposePhase, proposals_from_answer
 from mtcabench.annotate.phases.registry import (
+    PHASES,
     phase_class,
     phase_names,
     register_phase,
@@ -48,6 +49,7 @@ def check_chain(names: tuple[str, ...]) -> tuple[type[Phase], ...]:
 __all__ = [
     "COMPACT_SETTINGS",
     "DEFAULT_PHASES",
+    "PHASES",
     "REASONS",
     "AnswerModel",
     "EdgeOut",

@@ -1,7 +1,8 @@
 """The phase registry: phase names to the classes that implement them.
 
 Kept apart from the phase base class so that the template loader can check a template's
-``phase`` against it without importing the phases themselves.
+``phase`` against it without importing the phases themselves: the built-in phases are
+listed by the module that registers each (:data:`BUILT_IN`), imported on first lookup.
 """
 
 from __future__ import annotations
@@ -9,29 +10,34 @@ from __future__ import annotations
 from typing import Any
 
 from mtcabench.errors import InputError
+from mtcabench.registry import Registry
 
-_PHASES: dict[str, type[Any]] = {}
+#: The built-in phases: name -> the module that registers it.
+BUILT_IN = {
+    "propose": "mtcabench.annotate.phases.propose",
+    "verify": "mtcabench.annotate.phases.verify",
+}
+#: Phase classes by name (``--phases``).
+PHASES: Registry[type[Any]] = Registry("annotation phase", lazy=BUILT_IN)
 
 
 def register_phase(cls: type[Any]) -> type[Any]:
-    """Add a phase class under its ``name`` (usable as a class decorator); replaces one of the
-    same name."""
-    _PHASES[cls.name] = cls
-    return cls
+    """Add a phase class under its ``name`` (usable as a class decorator); the registry's one
+    rule: the same class again is harmless, another class under a taken name is an error."""
+    return PHASES.register(cls)
 
 
 def unregister_phase(name: str) -> None:
-    _PHASES.pop(name, None)
+    PHASES.unregister(name)
 
 
 def phase_names() -> tuple[str, ...]:
-    return tuple(_PHASES)
+    return tuple(PHASES.names())
 
 
 def phase_class(name: str) -> type[Any]:
     """The class registered as ``name``; InputError naming the known ones otherwise."""
-    try:
-        return _PHASES[name]
-    except KeyError:
+    if name not in PHASES:
         raise InputError(f"unknown annotation phase {name!r}; expected one of "
-                         f"{', '.join(_PHASES)}") from None
+                         f"{', '.join(PHASES.names())}")
+    return PHASES.get(name)

@@ -35,20 +35,26 @@ from mtcabench.evaluate.methods._tokengeist import (
     tokengeist,
 )
 from mtcabench.model import Conversation, Edge, ProvenanceGraph, TargetSpan
+from mtcabench.registry import Registry
 
 if TYPE_CHECKING:
     from mtcabench.evaluate._settings import TraceSettings
 
-#: Methods by name (``--method``).
-METHODS: dict[str, type[Method]] = {}
+#: The built-in methods: name -> the module that registers it (imported on first lookup).
+BUILT_IN = {
+    "tokengeist": "mtcabench.evaluate.methods._methods",
+    "flat": "mtcabench.evaluate.methods._methods",
+    "recency": "mtcabench.evaluate.methods._baselines",
+    "first-user": "mtcabench.evaluate.methods._baselines",
+}
+#: Methods by name (``--method``), in the order they are listed.
+METHODS: Registry[type[Method]] = Registry("method", lazy=BUILT_IN)
 
 
 def register_method(cls: type[Method]) -> type[Method]:
-    """Class decorator: make a method available under its ``name``."""
-    if not cls.name:
-        raise ValueError(f"{cls.__name__} needs a name")
-    METHODS[cls.name] = cls
-    return cls
+    """Class decorator: make a method available under its ``name`` (the registry's one rule:
+    the same class again is harmless, another class under a taken name is an error)."""
+    return METHODS.register(cls)
 
 
 def get_methods(names: Iterable[str]) -> dict[str, Method]:
@@ -56,10 +62,11 @@ def get_methods(names: Iterable[str]) -> dict[str, Method]:
     out: dict[str, Method] = {}
     for name in names:
         if name not in METHODS:
-            raise InputError(f"unknown method {name!r}; choose one of {', '.join(METHODS)}")
+            raise InputError(f"unknown method {name!r}; choose one of "
+                             f"{', '.join(METHODS.names())}")
         if name in out:
             raise InputError(f"method {name} given twice")
-        out[name] = METHODS[name]()
+        out[name] = METHODS.get(name)()
     return out
 
 
