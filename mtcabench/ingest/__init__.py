@@ -1,8 +1,8 @@
 """Ingest: turn raw agent conversations into validated Conversation records.
 
-TauBench has an adapter module (a thin layer over the format layer's reader,
-:mod:`mtcabench.transcripts`), ConFETTI is read by its format there
-(:func:`~mtcabench.transcripts.read_confetti`); agent logs of any format
+TauBench and ConFETTI files are read by their formats in the format layer
+(:func:`~mtcabench.transcripts.read_taubench`, :func:`~mtcabench.transcripts.read_confetti`,
+re-exported here); agent logs of any format
 (:func:`ingest_transcripts`: OpenAI chat or Responses, Anthropic Messages, OpenTelemetry
 GenAI, Inspect AI) are read by :mod:`mtcabench.transcripts` itself. All write through
 :func:`write_conversations`, which refuses duplicate ids and writes atomically.
@@ -14,9 +14,8 @@ reader of OpenAI-style transcripts.
 
 from mtcabench.ingest._common import write_conversations
 from mtcabench.ingest._entry import ingest_confetti, ingest_taubench, ingest_transcripts
-from mtcabench.ingest.taubench import read_taubench
 from mtcabench.openai_content import ContentError, message_text
-from mtcabench.transcripts import read_confetti
+from mtcabench.transcripts import read_confetti, read_taubench
 
 __all__ = ["ContentError", "ingest_confetti", "ingest_taubench", "ingest_transcripts",
            "message_text", "read_confetti", "read_taubench", "write_conversations"]

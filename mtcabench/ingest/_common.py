@@ -1,24 +1,14 @@
-"""Shared helpers of the ingest adapters: loading raw JSON and writing conversations."""
+"""Writing conversations, shared by the ingest commands (reading is the format layer's,
+:mod:`mtcabench.transcripts`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 from collections.abc import Iterable
 
 from mtcabench.errors import InputError
-from mtcabench.io import input_file, not_utf8, parse_json, write_records
+from mtcabench.io import write_records
 from mtcabench.model import Conversation
-
-
-def load_json(path: Path) -> Any:
-    """Parse a whole JSON file, with one clear error for a missing, non-UTF-8 or bad file."""
-    data = input_file(path, "a JSON file").read_bytes()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError.at(path, not_utf8(data, exc)) from None
-    return parse_json(text, path)
 
 
 def write_conversations(path: str | Path, conversations: Iterable[Conversation]) -> int:

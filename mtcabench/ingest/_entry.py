@@ -11,10 +11,9 @@ from itertools import chain
 from pathlib import Path
 
 from mtcabench.ingest._common import write_conversations
-from mtcabench.ingest.taubench import read_taubench
 from mtcabench.io import check_outputs_are_not_inputs
 from mtcabench.progress import tracked
-from mtcabench.transcripts import id_stems, read_confetti, read_conversations
+from mtcabench.transcripts import id_stems, read_confetti, read_conversations, read_taubench
 
 
 def ingest_taubench(paths: Sequence[str | Path], out: str | Path, *,

@@ -79,6 +79,7 @@ from mtcabench.transcripts._registry import (
 from mtcabench.transcripts._source import Source, load
 from mtcabench.transcripts._targets import last_answer, target_span
 from mtcabench.transcripts._taubench import conversation_id as taubench_id
+from mtcabench.transcripts._taubench import read_taubench
 from mtcabench.transcripts._taubench import run_conversation as taubench_conversation
 from mtcabench.transcripts._turns import TurnBuilder
 
@@ -109,6 +110,7 @@ __all__ = [
     "load",
     "read_confetti",
     "read_conversations",
+    "read_taubench",
     "read_transcript",
     "register_format",
     "target_span",

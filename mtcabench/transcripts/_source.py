@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from mtcabench.errors import InputError, utf8_text
-from mtcabench.io import JSONError, input_file, loads, not_utf8, split_lines
+from mtcabench.io import JSONError, input_file, loads, not_utf8, parse_json, split_lines
 
 #: The first bytes of a zip archive (an Inspect ``.eval`` log).
 ZIP_MAGIC = b"PK\x03\x04"
@@ -77,3 +77,14 @@ def load(path: str | Path) -> Source:
                                 "message, an item, a record or an OTLP export per line)", line=n)
         lines.append(obj)
     return Source(lines, path, json_lines=True)
+
+
+def load_json(path: Path) -> Any:
+    """Parse a whole JSON file, with one clear error for a missing, non-UTF-8 or bad file
+    (what ``ingest taubench`` reads a trajectory file with)."""
+    data = input_file(path, "a JSON file").read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError.at(path, not_utf8(data, exc)) from None
+    return parse_json(text, path)

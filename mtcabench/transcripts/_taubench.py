@@ -1,13 +1,15 @@
 """TauBench runs: ``{task_id, trial, reward, info, traj}`` with ``traj`` OpenAI chat messages,
 read by the chat reader; a trajectory file (``<model>-<domain>.json``) is a list of runs.
 
-``ingest taubench`` and ``explain`` both read runs here, so a run has the same id and turns
-in both: ``taubench/<domain>/<model>/task-<task>/trial-<trial>`` (model and domain from the
-file name, or given), ``taubench/task-<task>/trial-<trial>`` when neither is known.
+``ingest taubench`` (:func:`read_taubench`) and ``explain`` both read runs here, so a run has
+the same id and turns in both: ``taubench/<domain>/<model>/task-<task>/trial-<trial>`` (model
+and domain from the file name, ``gpt-4o-airline.json`` -> model ``gpt-4o``, domain
+``airline``, or given), ``taubench/task-<task>/trial-<trial>`` when neither is known.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +17,7 @@ from mtcabench.errors import InputError
 from mtcabench.model import Conversation
 from mtcabench.transcripts._chat import read_message
 from mtcabench.transcripts._registry import NO, SURE, LogFormat, register_format
-from mtcabench.transcripts._source import Source
+from mtcabench.transcripts._source import Source, load_json
 from mtcabench.transcripts._turns import TurnBuilder
 
 SOURCE = "taubench"
@@ -67,6 +69,36 @@ def run_conversation(path: Path, i: int | None, run: Any, model: str | None,
         task_id=str(run["task_id"]),
         trial=int(run["trial"]) if run.get("trial") is not None else None,
         metadata=metadata)
+
+
+def model_and_domain(path: Path) -> tuple[str, str]:
+    """Split ``<model>-<domain>.json`` (the upstream naming) into its two parts."""
+    stem = path.stem
+    if "-" not in stem:
+        raise InputError(
+            f"{path}: cannot tell agent model and domain from the name; expected "
+            "<model>-<domain>.json (e.g. gpt-4o-airline.json) or pass --agent-model and --domain"
+        )
+    model, domain = stem.rsplit("-", 1)
+    return model, domain
+
+
+def read_taubench(
+    path: str | Path, *, agent_model: str | None = None, domain: str | None = None
+) -> Iterator[Conversation]:
+    """Yield one validated Conversation per run of a TauBench trajectory file (``ingest
+    taubench``: a JSON list of runs, each with ``task_id``, ``trial``, ``reward``, ``info``
+    and ``traj``)."""
+    path = Path(path)
+    runs = load_json(path)
+    if not isinstance(runs, list):
+        raise InputError(f"{path}: expected a JSON list of runs, got {type(runs).__name__}")
+    if agent_model is None or domain is None:
+        model_guess, domain_guess = model_and_domain(path)
+        agent_model = agent_model or model_guess
+        domain = domain or domain_guess
+    for i, run in enumerate(runs):
+        yield run_conversation(path, i, run, agent_model, domain)
 
 
 def _sniff(source: Source) -> int:

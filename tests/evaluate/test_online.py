@@ -220,6 +220,49 @@ def test_tool_message_checked_as_it_comes(loaded):
     assert len(tracer.turns) == 1
 
 
+def test_the_tracer_takes_messages_of_every_format_the_registry_knows(loaded):
+    """Each message's format is asked of the format registry: the built-in formats' messages
+    mix in one conversation, and a format registered after import is taken like them."""
+    from mtcabench.transcripts import FORMATS, NO, SURE, LogFormat, register_format
+
+    def sniff_message(message):
+        return SURE if isinstance(message, dict) and "speaker" in message else NO
+
+    def read_message(builder, message, here):
+        return [builder.user(message["said"], here)]
+
+    fmt = register_format(LogFormat("test-speakers", "Speakers", "{speaker, said}",
+                                    lambda source: NO, lambda source: [], order=90,
+                                    sniff_message=sniff_message, read_message=read_message))
+    try:
+        tracer = Tracer(loaded)
+        messages = [
+            {"role": "system", "content": "You track parcels."},  # OpenAI chat
+            {"speaker": "human", "said": "Where is parcel 7?"},  # the registered format
+            {"role": "assistant", "content": [  # Anthropic
+                {"type": "tool_use", "id": "c1", "name": "find", "input": {"parcel": 7}}]},
+            {"role": "tool", "parts": [  # OpenTelemetry GenAI
+                {"type": "tool_call_response", "id": "c1", "response": {"city": "Lyon"}}]},
+            {"role": "assistant", "content": [{"type": "reasoning", "reasoning": "..."},  # Inspect
+                                              {"type": "text", "text": "Let me check the van."}],
+             "tool_calls": [{"id": "c2", "function": "van", "arguments": {"parcel": 7}}]},
+            {"type": "function_call_output", "call_id": "c2", "output": "out for delivery"},
+            [{"type": "message", "role": "assistant",  # a Responses model response
+              "content": [{"type": "output_text", "text": "It is in Lyon, out for delivery."}]}],
+        ]
+        for m in messages:
+            tracer.add(m)
+        assert [t.role for t in tracer.turns] == [Role.SYSTEM, Role.USER, Role.ASSISTANT,
+                                                  Role.TOOL, Role.ASSISTANT, Role.TOOL,
+                                                  Role.ASSISTANT]
+        assert tracer.turns[1].content == "Where is parcel 7?"
+        assert tracer.turns[5].name == "van" and tracer.turns[3].content == '{"city": "Lyon"}'
+        tracer.flush()
+        assert tracer.stats.turns == 7 and tracer.pending_tokens == 0
+    finally:
+        FORMATS.unregister(fmt.name)
+
+
 def test_scorers_that_cannot_run_online_are_refused(loaded):
     with pytest.raises(InputError, match=r"attntrace cannot run online: it scores each sentence "
                                          r"over 30 forward passes"):

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from mtcabench.errors import ExitCode, InputError
 from mtcabench.ingest import ingest_confetti, ingest_taubench, read_confetti, read_taubench
-from mtcabench.ingest._common import load_json
+from mtcabench.transcripts._source import load_json
 from mtcabench.io import (
     iter_json_lines,
     load_conversations,
