@@ -13,9 +13,11 @@ import mtcabench.annotate
 PACKAGE = Path(mtcabench.annotate.__file__).parent
 #: What each layer may import from mtcabench besides itself.
 ALLOWED = {
-    "llm": ("mtcabench.errors", "mtcabench.io", "mtcabench.redact", "mtcabench.services"),
+    # registry: the one registry helper (ground layer), which providers and phases use.
+    "llm": ("mtcabench.errors", "mtcabench.io", "mtcabench.redact", "mtcabench.registry",
+            "mtcabench.services"),
     "phases": ("mtcabench.annotate.llm", "mtcabench.errors", "mtcabench.graph", "mtcabench.io",
-               "mtcabench.model", "mtcabench.resources"),
+               "mtcabench.model", "mtcabench.registry", "mtcabench.resources"),
     "lineage": ("mtcabench.graph", "mtcabench.io", "mtcabench.model"),  # io: the one JSON parser
 }
 
