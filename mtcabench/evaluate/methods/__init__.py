@@ -4,5 +4,6 @@ The registry of methods (:mod:`._methods`: Tokengeist and flat, over any base sc
 backward search itself (:mod:`._tokengeist`, a pure function of a turn-share function), the
 model-free floors (:mod:`._baselines`) and the attribution of one conversation that ``trace``
 and ``explain`` share (:mod:`._conversation`). A new method is one module here with its
-``@register_method`` class, imported in ``mtcabench/evaluate/__init__.py``.
+``@register_method`` class, listed in ``_methods.BUILT_IN`` (name -> module, imported on
+first lookup).
 """
