@@ -372,6 +372,10 @@ class Metric:
     card: str | None = None
     #: Its column title in ``mtcabench view``'s table of spans; None: only on a span's page.
     view: str | None = None
+    #: A column of ``score --compare``'s terminal table (the files hold every metric).
+    headline: bool = False
+    #: A panel of the chart by dependency type.
+    plot: bool = False
     counts: tuple[str, ...] = field(kw_only=True)
 
 
@@ -403,13 +407,13 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
            lambda c: f1(_edge_p(c), _edge_r(c)),
            lambda s: f1_array(ratio_array(s["edge_hits"], s["edge_predicted"], s["edge_gold"]),
                               ratio_array(s["edge_hits"], s["edge_gold"], s["edge_predicted"])),
-           card="edge F1", view="edge F1", counts=("edge_hits", "edge_predicted", "edge_gold")),
+           card="edge F1", view="edge F1", headline=True, plot=True, counts=("edge_hits", "edge_predicted", "edge_gold")),
     Metric("source_precision", "source P", f"|S(P) & S(G)| / |S(P)|, {_S}",
            lambda c: _ratio(c.source_hits, c.source_predicted, c.source_gold),
            _micro("source_hits", "source_predicted", "source_gold"), counts=("source_hits", "source_predicted", "source_gold")),
     Metric("source_recall", "source R", f"|S(P) & S(G)| / |S(G)|, {_S}",
            _source_r, _micro("source_hits", "source_gold", "source_predicted"),
-           card="source recall", counts=("source_hits", "source_predicted", "source_gold")),
+           card="source recall", headline=True, plot=True, counts=("source_hits", "source_predicted", "source_gold")),
     Metric("hallucinated_source_recall", "halluc. source R",
            "source recall on hallucination spans only",
            lambda c: _ratio(c.hal_hits, c.hal_gold, c.hal_predicted) if c.hallucination
@@ -417,7 +421,7 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
            lambda s: np.where(s["hallucination"] > 0,
                               ratio_array(s["hal_hits"], s["hal_gold"], s["hal_predicted"]),
                               np.nan),
-           only="hallucination",
+           only="hallucination", headline=True,
            counts=("hallucination", "hal_hits", "hal_predicted", "hal_gold")),
     Metric("evidence_hit", f"evidence hit@{EVIDENCE_K}",
            f"share of gold content edges with an evidence range whose predicted edge has one "
@@ -427,7 +431,7 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
                               ratio_array(s["evidence_hits"], s["evidence_gold"],
                                           s["evidence_hits"]),
                               np.nan),
-           only="evidence_spans", view=f"evidence hit@{EVIDENCE_K}",
+           only="evidence_spans", view=f"evidence hit@{EVIDENCE_K}", headline=True,
            counts=("evidence_hits", "evidence_gold", "evidence_spans")),
 )}
 

@@ -37,7 +37,6 @@ from mtcabench.scoring.scorer import (
 )
 from mtcabench.results.submission import submission_name
 from mtcabench.scoring.tables import (
-    HEADLINE,
     comparison_markdown,
     comparison_table,
     report_markdown,
@@ -146,7 +145,7 @@ def run_scoring(
     averages = list(AVERAGES) if average == "both" else [average]
     if comparison is not None:
         for avg in averages:
-            console.print(comparison_table(comparison, avg, HEADLINE))
+            console.print(comparison_table(comparison, avg))
         for label, rep in (("A", comparison.a), ("B", comparison.b)):
             if rep.warnings:
                 console.print(f"[yellow]{label} {shown(warnings_line(rep.warnings))}")
