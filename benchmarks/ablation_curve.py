@@ -35,9 +35,7 @@ from mtcabench.results.metrics import score_span  # noqa: E402
 def rows_of(bench, spans, entries) -> list[dict]:
     rows = []
     for s, entry in zip(spans, entries, strict=True):
-        pred = [(e.child, e.parent) for e in entry.edges or []]
-        sc = score_span(s.id, pred, [e.pair for e in s.graph.edges], s.sources,
-                        bench.conversations[s.conversation_id], s.dependency_type)
+        sc = score_span(s, bench.conversations[s.conversation_id], entry.edges or [])
         rows.append({"conversation": s.conversation_id, "span": s.id, "f1": sc.edge_f1,
                      "precision": sc.edge_precision, "recall": sc.edge_recall})
     return rows

@@ -392,10 +392,9 @@ def score_graphs(bench: Benchmark, spans: list[BenchmarkSpan],
     f1 = sr = 0.0
     empty = 0
     for s, g in zip(spans, graphs):
-        pred = [] if g is None else [e.pair for e in g.edges]
+        pred = [] if g is None else g.edges
         empty += g is None
-        sc = score_span(s.id, pred, [e.pair for e in s.graph.edges], s.sources,
-                        bench.conversations[s.conversation_id], s.dependency_type)
+        sc = score_span(s, bench.conversations[s.conversation_id], pred)
         f1 += sc.edge_f1
         sr += sc.source_recall
     n = len(spans)

@@ -248,17 +248,13 @@ def common_mode(attn: np.ndarray, tok_turn: np.ndarray, q_turn: np.ndarray,
 
 
 def span_rows(bench, spans, graphs) -> list[dict]:
-    from mtcabench.results.metrics import gold_evidence
-
     rows = []
     for s in spans:
         conv = bench.conversations[s.conversation_id]
         g, evidence = graphs.get(s.id, (None, {}))
         pred = [] if g is None else [e.pair for e in g.edges]
         gold = {e.pair for e in s.graph.edges}
-        gold_ev = gold_evidence(s.graph.edges)
-        sc = score_span(s.id, pred, list(gold), s.sources, conv, s.dependency_type,
-                        sentences=evidence, evidence=gold_ev)
+        sc = score_span(s, conv, pred, sentences=evidence)
         system = {t.index for t in conv.turns if t.role is Role.SYSTEM}
         content = [] if g is None else [e.pair for e in g.edges if e.kind is EdgeKind.CONTENT]
         rows.append({"conversation": s.conversation_id, "span": s.id, "f1": sc.edge_f1,

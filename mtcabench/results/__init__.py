@@ -8,7 +8,8 @@ each other.
 
 - :mod:`~mtcabench.results.submission`: reading, checking and writing a submission, its run key;
 - :mod:`~mtcabench.results.schema`: the published JSON schema of a submission line;
-- :mod:`~mtcabench.results.metrics`: the metrics table (per span, macro and micro);
+- :mod:`~mtcabench.results.metrics`: the counts and metrics tables, scoring one span
+  (:func:`~mtcabench.results.metrics.score_span`), macro and micro averages;
 - :mod:`~mtcabench.results.report`: the score report and comparison records (JSON);
 - :mod:`~mtcabench.results.floors`: the model-free floors scored on a benchmark.
 """
@@ -16,15 +17,20 @@ each other.
 from mtcabench.results.floors import all_floor_scores, floor_scores
 from mtcabench.results.metrics import (
     AVERAGES,
+    COUNTS,
     METRICS,
+    Count,
     Metric,
+    SpanCase,
     SpanScore,
     aggregate,
     definitions,
     macro_averages,
+    register_count,
     register_metric,
     score_span,
     span_matrix,
+    unregister_count,
     unregister_metric,
 )
 from mtcabench.results.report import Comparison, FloorReport, ScoreReport, read_score_report
@@ -39,9 +45,10 @@ from mtcabench.results.submission import (
 )
 
 __all__ = [
-    "AVERAGES", "METRICS", "RUN_KEY", "TOLERATED",
-    "Comparison", "FloorReport", "Metric", "ScoreReport", "SpanScore", "Submission",
-    "aggregate", "all_floor_scores", "definitions", "floor_scores", "macro_averages",
-    "read_score_report", "read_submission", "register_metric", "run_key", "score_span",
-    "shard_of", "span_matrix", "unregister_metric", "write_submission",
+    "AVERAGES", "COUNTS", "METRICS", "RUN_KEY", "TOLERATED",
+    "Comparison", "Count", "FloorReport", "Metric", "ScoreReport", "SpanCase", "SpanScore",
+    "Submission", "aggregate", "all_floor_scores", "definitions", "floor_scores",
+    "macro_averages", "read_score_report", "read_submission", "register_count",
+    "register_metric", "run_key", "score_span", "shard_of", "span_matrix", "unregister_count",
+    "unregister_metric", "write_submission",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from mtcabench.baselines import FLOORS
 from mtcabench.benchmark import Benchmark
-from mtcabench.results.metrics import SpanScore, gold_evidence, score_span
+from mtcabench.results.metrics import SpanScore, score_span
 
 
 def floor_scores(benchmark: Benchmark, name: str) -> list[SpanScore]:
@@ -20,11 +20,8 @@ def floor_scores(benchmark: Benchmark, name: str) -> list[SpanScore]:
     out = []
     for s in benchmark.spans:
         conv = benchmark.conversation_of(s)
-        graph = floor.graph(conv, s.span.turn)
         # A floor quotes no sentence: every gold evidence range is a miss (evidence hit 0).
-        out.append(score_span(s.id, [e.pair for e in graph.edges],
-                              [e.pair for e in s.graph.edges], s.sources, conv,
-                              s.dependency_type, evidence=gold_evidence(s.graph.edges)))
+        out.append(score_span(s, conv, floor.graph(conv, s.span.turn).edges))
     return out
 
 

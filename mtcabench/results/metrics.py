@@ -1,9 +1,15 @@
 """The metric definitions: one span's predicted provenance graph against its gold graph.
 
 The metrics are a table, :data:`METRICS`: one :class:`Metric` entry per metric says its name,
-its label, its formula, how it is computed on a span and how it is averaged. The scorer, its
-tables and charts, the dataset card's Floors section and docs/scoring.md all read the table,
-so adding a metric is one new entry (or :func:`register_metric`; see docs/scoring.md).
+its label, its formula, the counts it needs, how it is computed on a span from them and how
+it is averaged. The counts are a table too, :data:`COUNTS`: one :class:`Count` entry per
+count says how it is counted on a span (:class:`SpanCase`). :func:`score_span` is the one
+place a span is scored (the submission's spans, the floors', ``show``'s, ``view``'s), and it
+returns the counts by name (:class:`SpanScore`). The scorer, its JSON and Markdown reports,
+tables and charts, the floors, ``show``, ``view``, the dataset card's Floors section and
+docs/scoring.md all read the tables, so adding a metric is one new entry, and one that needs
+a new count one more (or :func:`register_metric` and :func:`register_count`; see
+docs/scoring.md).
 
 Every metric compares two *sets* (the definitions of docs/scoring.md):
 
@@ -53,7 +59,7 @@ defined; micro: hits / gold edges with evidence, summed over spans.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -69,7 +75,15 @@ from mtcabench.graph import (
     set_precision,
     set_recall,
 )
-from mtcabench.model import Conversation, DependencyType, Edge, EdgeKind, ScoredSentence
+from mtcabench.model import (
+    BenchmarkSpan,
+    Conversation,
+    DependencyType,
+    Edge,
+    EdgeKind,
+    PredictedEdge,
+    ScoredSentence,
+)
 
 #: How many of a predicted edge's evidence sentences (best first) evidence hit@k reads.
 EVIDENCE_K = 3
@@ -126,49 +140,126 @@ def hallucinated_source_recall(
 
 # --------------------------------------------------------------------------- one span
 
-#: The counts kept of every span, in the order of the first columns of :func:`span_matrix`:
-#: what a metric's per-span value and its micro average are computed from.
-COUNTS = (
-    "edge_hits", "edge_predicted", "edge_gold",
-    "source_hits", "source_predicted", "source_gold",
-    "hallucination",
-    "hal_hits", "hal_predicted", "hal_gold",
-    "evidence_hits", "evidence_gold", "evidence_spans",
-)
+
+@dataclass(frozen=True)
+class SpanCase:
+    """What one span is scored from: the prediction and the gold, as sets.
+
+    The counts (:data:`COUNTS`) are functions of this and nothing else; :func:`score_span`
+    builds it from a benchmark span and a prediction, :meth:`of_sets` from plain sets.
+    """
+
+    span_id: str
+    #: Distinct predicted and gold ``(child, parent)`` edges.
+    predicted: frozenset[Pair]
+    gold: frozenset[Pair]
+    #: The exogenous turns among the predicted edges' nodes; the span's gold sources.
+    predicted_sources: frozenset[int]
+    gold_sources: frozenset[int]
+    hallucination: bool
+    #: A predicted edge's evidence sentences, best first (a missing edge: none).
+    sentences: Mapping[Pair, Sequence[ScoredSentence]]
+    #: The gold content edges with an evidence range (:func:`gold_evidence`).
+    evidence: Mapping[Pair, tuple[int, int]]
+    conversation: Conversation
+    #: The benchmark span, where the case was built from one (a count may read any of it).
+    span: BenchmarkSpan | None = None
+
+    @classmethod
+    def of_sets(
+        cls,
+        span_id: str,
+        predicted: Iterable[Pair],
+        gold: Iterable[Pair],
+        gold_sources: Iterable[int],
+        conversation: Conversation,
+        dependency_type: DependencyType,
+        *,
+        sentences: Mapping[Pair, Sequence[ScoredSentence]] | None = None,
+        evidence: Mapping[Pair, tuple[int, int]] | None = None,
+        span: BenchmarkSpan | None = None,
+    ) -> SpanCase:
+        """The case of predicted edges against gold edges and gold sources."""
+        p_edges = frozenset(edge_set(predicted))
+        return cls(span_id, p_edges, frozenset(edge_set(gold)),
+                   frozenset(edge_sources(p_edges, conversation)), frozenset(gold_sources),
+                   dependency_type is DependencyType.HALLUCINATION, sentences or {},
+                   evidence or {}, conversation, span)
+
+
+@dataclass(frozen=True)
+class Count:
+    """One count kept of every span: what a metric's per-span value and its micro average
+    are computed from (summed over a group of spans for the micro average and the bootstrap).
+
+    ``of`` gives it from a :class:`SpanCase`, as an integer. ``written``: whether the
+    per-span file (``NAME.spans.jsonl``) lists it beside the metrics; False for a count that
+    only restates others (a 0/1 flag, counts of one kind of span).
+    """
+
+    name: str
+    #: What it counts, one line.
+    definition: str
+    of: Callable[[SpanCase], int]
+    written: bool = True
+
+
+#: Every count, in the order of the first columns of :func:`span_matrix`;
+#: :func:`register_count` adds one.
+COUNTS: dict[str, Count] = {c.name: c for c in (
+    Count("edge_hits", "distinct predicted edges that are gold edges, |P & G|",
+          lambda c: len(c.predicted & c.gold)),
+    Count("edge_predicted", "distinct predicted edges, |P|", lambda c: len(c.predicted)),
+    Count("edge_gold", "distinct gold edges, |G|", lambda c: len(c.gold)),
+    Count("source_hits", "predicted sources that are gold sources, |S(P) & S(G)|",
+          lambda c: len(c.predicted_sources & c.gold_sources)),
+    Count("source_predicted", "predicted sources, |S(P)|", lambda c: len(c.predicted_sources)),
+    Count("source_gold", "gold sources, |S(G)|", lambda c: len(c.gold_sources)),
+    Count("hallucination", "1 on a hallucination span, else 0",
+          lambda c: 1 if c.hallucination else 0, written=False),
+    Count("hal_hits", "source_hits on a hallucination span, else 0",
+          lambda c: len(c.predicted_sources & c.gold_sources) if c.hallucination else 0,
+          written=False),
+    Count("hal_predicted", "source_predicted on a hallucination span, else 0",
+          lambda c: len(c.predicted_sources) if c.hallucination else 0, written=False),
+    Count("hal_gold", "source_gold on a hallucination span, else 0",
+          lambda c: len(c.gold_sources) if c.hallucination else 0, written=False),
+    Count("evidence_hits", f"gold evidence ranges one of their predicted edge's first "
+          f"{EVIDENCE_K} sentences overlaps", lambda c: evidence_hits(c.sentences, c.evidence)),
+    Count("evidence_gold", "gold content edges with an evidence range",
+          lambda c: len(c.evidence)),
+    Count("evidence_spans", "1 where the span has a gold content edge with an evidence "
+          "range (evidence hit@k is defined), else 0",
+          lambda c: 1 if c.evidence else 0, written=False),
+)}
 
 
 @dataclass(frozen=True)
 class SpanScore:
-    """Counts of one span (they feed the micro averages) and its metric values."""
+    """One span's counts by name (:data:`COUNTS`), from which every metric is computed.
+
+    A count and a metric both read as an attribute (``score.edge_hits``, ``score.edge_f1``)
+    and by name (``score.counts["edge_hits"]``, ``score.value("edge_f1")``).
+    """
 
     span_id: str
-    hallucination: bool
-    edge_hits: int
-    edge_predicted: int
-    edge_gold: int
-    source_hits: int
-    source_predicted: int
-    source_gold: int
-    #: Gold content edges with an evidence range, and those the prediction's evidence hit.
-    evidence_hits: int = 0
-    evidence_gold: int = 0
+    counts: Mapping[str, int]
 
-    @property
-    def evidence_spans(self) -> int:
-        """1 where evidence hit@k is defined on this span (a gold edge with evidence), else 0."""
-        return 1 if self.evidence_gold else 0
+    @classmethod
+    def of(cls, case: SpanCase) -> SpanScore:
+        """Every count of :data:`COUNTS` on one case."""
+        return cls(case.span_id, {name: int(c.of(case)) for name, c in COUNTS.items()})
 
-    @property
-    def hal_hits(self) -> int:
-        return self.source_hits if self.hallucination else 0
-
-    @property
-    def hal_predicted(self) -> int:
-        return self.source_predicted if self.hallucination else 0
-
-    @property
-    def hal_gold(self) -> int:
-        return self.source_gold if self.hallucination else 0
+    def __getattr__(self, name: str):
+        # Only called where ordinary lookup fails: the counts and metrics, by name.
+        if name.startswith("_") or name == "counts":
+            raise AttributeError(name)
+        if name in self.counts:
+            return self.counts[name]
+        metric = METRICS.get(name)
+        if metric is None:
+            raise AttributeError(f"{type(self).__name__} has no count or metric {name!r}")
+        return metric.span(self)
 
     def value(self, name: str) -> float | None:
         """The metric ``name`` of this span (:data:`METRICS`); None where it is undefined."""
@@ -177,9 +268,6 @@ class SpanScore:
     def values(self) -> dict[str, float | None]:
         """Every metric of this span by name, in report order."""
         return {name: m.span(self) for name, m in METRICS.items()}
-
-    # Every metric also reads as an attribute (score.edge_f1): a property per table entry,
-    # set by _add (below).
 
 
 def _ratio(hits: int, denominator: int, other: int) -> float:
@@ -209,33 +297,32 @@ def evidence_hits(
 
 
 def score_span(
-    span_id: str,
-    predicted: Iterable[Pair],
-    gold: Iterable[Pair],
-    gold_sources: Iterable[int],
+    span: BenchmarkSpan,
     conversation: Conversation,
-    dependency_type: DependencyType,
+    predicted: Iterable[PredictedEdge | Edge | Pair] = (),
     *,
     sentences: Mapping[Pair, Sequence[ScoredSentence]] | None = None,
-    evidence: Mapping[Pair, tuple[int, int]] | None = None,
 ) -> SpanScore:
-    """Score one span: predicted edges against the gold edges and gold sources, and the
-    predicted edges' ``sentences`` against the gold ``evidence`` (:func:`gold_evidence`)."""
-    p_edges, g_edges = edge_set(predicted), edge_set(gold)
-    p_src, g_src = edge_sources(p_edges, conversation), set(gold_sources)
-    evidence = evidence or {}
-    return SpanScore(
-        span_id=span_id,
-        hallucination=dependency_type is DependencyType.HALLUCINATION,
-        edge_hits=len(p_edges & g_edges),
-        edge_predicted=len(p_edges),
-        edge_gold=len(g_edges),
-        source_hits=len(p_src & g_src),
-        source_predicted=len(p_src),
-        source_gold=len(g_src),
-        evidence_hits=evidence_hits(sentences or {}, evidence),
-        evidence_gold=len(evidence),
-    )
+    """Score one benchmark span: the one place it is done (the scorer, the floors, ``show``,
+    ``view`` and the studies all call it).
+
+    ``predicted``: the predicted edges (submission edges, graph edges or pairs; an empty
+    prediction for a missing or skipped span). Their evidence sentences are those of the
+    predicted edges' first listing (as for a duplicated edge's score), or ``sentences``.
+    Against the span's gold edges, gold sources and gold evidence ranges.
+    """
+    pairs: list[Pair] = []
+    found: dict[Pair, Sequence[ScoredSentence]] = {}
+    for e in predicted:
+        pair = e if isinstance(e, tuple) else (e.child, e.parent)
+        pairs.append(pair)
+        if sentences is None and not isinstance(e, tuple) and getattr(e, "sentences", None):
+            found.setdefault(pair, e.sentences)
+    case = SpanCase.of_sets(
+        span.id, pairs, [e.pair for e in span.graph.edges], span.sources, conversation,
+        span.dependency_type, sentences=found if sentences is None else sentences,
+        evidence=gold_evidence(span.graph.edges), span=span)
+    return SpanScore.of(case)
 
 
 # --------------------------------------------------------------------------- the table
@@ -261,13 +348,16 @@ Sums = Mapping[str, np.ndarray]
 
 @dataclass(frozen=True)
 class Metric:
-    """One metric: its name, how it is computed on a span, how it is averaged over spans.
+    """One metric: its name, the counts it needs, how it is computed on a span, how it is
+    averaged over spans.
 
-    ``span`` gives a span's value from its :class:`SpanScore` (None where the metric is not
-    defined on that span). The macro average is the mean of the span values over the spans
-    where it is defined: every span, or with ``only`` the spans whose count column ``only``
-    is 1 (e.g. ``"hallucination"``). ``micro`` gives the micro average from the count columns
-    (:data:`COUNTS`) summed over a group of spans; it may return NaN where it is undefined.
+    ``counts`` names the counts (:data:`COUNTS`) it is computed from. ``span`` gives a span's
+    value from its :class:`SpanScore` (None where the metric is not defined on that span).
+    The macro average is the mean of the span values over the spans where it is defined:
+    every span, or with ``only`` the spans whose count ``only`` (one of ``counts``) is 1
+    (e.g. ``"hallucination"``). ``micro`` gives the micro average from its counts summed over
+    a group of spans (a mapping of ``counts`` to arrays: only those); it may return NaN where
+    it is undefined.
     """
 
     name: str
@@ -280,6 +370,13 @@ class Metric:
     only: str | None = None
     #: Its column title in the dataset card's Floors tables; None: the card leaves it out.
     card: str | None = None
+    #: Its column title in ``mtcabench view``'s table of spans; None: only on a span's page.
+    view: str | None = None
+    #: A column of ``score --compare``'s terminal table (the files hold every metric).
+    headline: bool = False
+    #: A panel of the chart by dependency type.
+    plot: bool = False
+    counts: tuple[str, ...] = field(kw_only=True)
 
 
 def _edge_p(c):
@@ -303,27 +400,29 @@ _S = "S = exogenous turns among an edge set's nodes"
 #: Every metric, in report order; :func:`register_metric` adds one.
 METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("edge_precision", "edge P", "|P & G| / |P| over distinct (child, parent) edges",
-           _edge_p, _micro("edge_hits", "edge_predicted", "edge_gold")),
+           _edge_p, _micro("edge_hits", "edge_predicted", "edge_gold"), counts=("edge_hits", "edge_predicted", "edge_gold")),
     Metric("edge_recall", "edge R", "|P & G| / |G| over distinct (child, parent) edges",
-           _edge_r, _micro("edge_hits", "edge_gold", "edge_predicted")),
+           _edge_r, _micro("edge_hits", "edge_gold", "edge_predicted"), counts=("edge_hits", "edge_predicted", "edge_gold")),
     Metric("edge_f1", "edge F1", "2 * precision * recall / (precision + recall) of the edges",
            lambda c: f1(_edge_p(c), _edge_r(c)),
            lambda s: f1_array(ratio_array(s["edge_hits"], s["edge_predicted"], s["edge_gold"]),
                               ratio_array(s["edge_hits"], s["edge_gold"], s["edge_predicted"])),
-           card="edge F1"),
+           card="edge F1", view="edge F1", headline=True, plot=True, counts=("edge_hits", "edge_predicted", "edge_gold")),
     Metric("source_precision", "source P", f"|S(P) & S(G)| / |S(P)|, {_S}",
            lambda c: _ratio(c.source_hits, c.source_predicted, c.source_gold),
-           _micro("source_hits", "source_predicted", "source_gold")),
+           _micro("source_hits", "source_predicted", "source_gold"), counts=("source_hits", "source_predicted", "source_gold")),
     Metric("source_recall", "source R", f"|S(P) & S(G)| / |S(G)|, {_S}",
            _source_r, _micro("source_hits", "source_gold", "source_predicted"),
-           card="source recall"),
+           card="source recall", headline=True, plot=True, counts=("source_hits", "source_predicted", "source_gold")),
     Metric("hallucinated_source_recall", "halluc. source R",
            "source recall on hallucination spans only",
-           lambda c: _source_r(c) if c.hallucination else None,
+           lambda c: _ratio(c.hal_hits, c.hal_gold, c.hal_predicted) if c.hallucination
+           else None,
            lambda s: np.where(s["hallucination"] > 0,
                               ratio_array(s["hal_hits"], s["hal_gold"], s["hal_predicted"]),
                               np.nan),
-           only="hallucination"),
+           only="hallucination", headline=True,
+           counts=("hallucination", "hal_hits", "hal_predicted", "hal_gold")),
     Metric("evidence_hit", f"evidence hit@{EVIDENCE_K}",
            f"share of gold content edges with an evidence range whose predicted edge has one "
            f"of its first {EVIDENCE_K} sentences overlapping that range",
@@ -332,37 +431,49 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
                               ratio_array(s["evidence_hits"], s["evidence_gold"],
                                           s["evidence_hits"]),
                               np.nan),
-           only="evidence_spans"),
+           only="evidence_spans", view=f"evidence hit@{EVIDENCE_K}", headline=True,
+           counts=("evidence_hits", "evidence_gold", "evidence_spans")),
 )}
 
 
-def _add(metric: Metric) -> None:
-    METRICS[metric.name] = metric
-    setattr(SpanScore, metric.name, property(metric.span, doc=metric.definition))
-
-
-for _metric in list(METRICS.values()):
-    _add(_metric)
-
-
 def register_metric(metric: Metric) -> Metric:
-    """Add a metric to :data:`METRICS` (after the others): every report, table and chart that
-    lists metrics shows it from then on, and a :class:`SpanScore` reads it as an attribute.
-    A name already taken (by a metric, a count or an attribute of SpanScore) is refused."""
+    """Add a metric to :data:`METRICS` (after the others): every report, table, chart, the
+    floors, ``show``, ``view`` and the card list it from then on, and a :class:`SpanScore`
+    reads it as an attribute. A name already taken (by a metric, a count or an attribute of
+    SpanScore) is refused, and so is a count it needs that :data:`COUNTS` does not hold."""
     if metric.name in METRICS or metric.name in COUNTS or hasattr(SpanScore, metric.name):
         raise ValueError(f"a metric or count named {metric.name!r} exists already")
-    if metric.only is not None and metric.only not in COUNTS:
+    unknown = [c for c in metric.counts if c not in COUNTS]
+    if unknown:
+        raise ValueError(f"metric {metric.name}: needs {', '.join(unknown)}, not a count column "
+                         f"({', '.join(COUNTS)}); register the count first (register_count)")
+    if metric.only is not None and metric.only not in metric.counts:
         raise ValueError(f"metric {metric.name}: only={metric.only!r} is not a count column "
-                         f"({', '.join(COUNTS)})")
-    _add(metric)
+                         f"of its counts ({', '.join(metric.counts)})")
+    METRICS[metric.name] = metric
     return metric
 
 
 def unregister_metric(name: str) -> Metric:
     """Take a metric registered with :func:`register_metric` out again (tests, experiments)."""
-    metric = METRICS.pop(name)
-    delattr(SpanScore, name)
-    return metric
+    return METRICS.pop(name)
+
+
+def register_count(count: Count) -> Count:
+    """Add a count to :data:`COUNTS` (after the others): every span is counted with it from
+    then on, a metric may need it, and the per-span file lists it (``written``)."""
+    if count.name in COUNTS or count.name in METRICS or hasattr(SpanScore, count.name):
+        raise ValueError(f"a metric or count named {count.name!r} exists already")
+    COUNTS[count.name] = count
+    return count
+
+
+def unregister_count(name: str) -> Count:
+    """Take a count out again; refused while a metric needs it."""
+    users = [m.name for m in METRICS.values() if name in m.counts]
+    if users:
+        raise ValueError(f"count {name!r} is needed by {', '.join(users)}; unregister them first")
+    return COUNTS.pop(name)
 
 
 def definitions() -> dict[str, str]:
@@ -386,16 +497,11 @@ def span_matrix(scores: list[SpanScore]) -> np.ndarray:
     :func:`aggregate` needs; this is what makes the bootstrap one matrix product.
     """
     metrics = list(METRICS.values())
-    out = np.zeros((len(scores), len(COUNTS) + len(metrics)), dtype=np.float64)
+    counts = list(COUNTS)
+    out = np.zeros((len(scores), len(counts) + len(metrics)), dtype=np.float64)
     for i, s in enumerate(scores):
         values = [m.span(s) for m in metrics]
-        out[i] = (
-            s.edge_hits, s.edge_predicted, s.edge_gold,
-            s.source_hits, s.source_predicted, s.source_gold,
-            1.0 if s.hallucination else 0.0, s.hal_hits, s.hal_predicted, s.hal_gold,
-            s.evidence_hits, s.evidence_gold, s.evidence_spans,
-            *(0.0 if v is None else v for v in values),
-        )
+        out[i] = (*(s.counts[c] for c in counts), *(0.0 if v is None else v for v in values))
     return out
 
 
@@ -414,8 +520,10 @@ def aggregate(sums: np.ndarray, n: np.ndarray) -> dict[str, dict[str, np.ndarray
     with np.errstate(invalid="ignore", divide="ignore"):
         for name, m in METRICS.items():
             over = n if m.only is None else s[m.only]
+            # A metric's micro average sees only the counts it declares.
+            micro = m.micro({c: s[c] for c in m.counts})
             out[name] = {"macro": np.where(over > 0, s[name] / over, np.nan),
-                         "micro": np.where(empty, np.nan, m.micro(s))}
+                         "micro": np.where(empty, np.nan, micro)}
     return out
 
 

@@ -16,10 +16,12 @@ field of the wrong JSON type is refused, never coerced (``"child": "10"``, ``"pa
 ``"score": "0.9"``). A number with no fraction is an integer (``4.0`` is ``4``), as in JSON
 Schema.
 
-Read against a benchmark, the file is streamed: each line is checked against its span and
-reduced at once to the counts that scoring needs (:class:`~mtcabench.results.metrics.SpanScore`),
-and a line is never longer than a valid one can be, so memory is bounded by the benchmark,
-not by the submission. Read without one, every entry is kept (for tools and tests).
+This module only reads and checks: a :class:`Submission` is what the file says, and scoring
+happens after, in the scorer (:func:`mtcabench.results.metrics.score_span`). Read against a
+benchmark, the file is streamed: each line is checked against its span as it is read and
+handed to ``each`` (the scorer reduces it to its counts there), only the entries asked for
+with ``keep`` are held, and a line is never longer than a valid one can be, so memory is
+bounded by the benchmark, not by the submission.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,13 +40,11 @@ from mtcabench.io import atomic_write, dump_record, iter_json_lines
 from mtcabench.model import (
     BenchmarkSpan,
     Conversation,
-    PredictedEdge,
     SubmissionEntry,
     SubmissionHeader,
     parse_span_id,
 )
 from mtcabench.results._lines import explain_json_document, validate_line, wrong_kind
-from mtcabench.results.metrics import SpanScore, gold_evidence, score_span
 
 #: Issues that are tolerated, each counted and listed in the report: code -> what happens.
 TOLERATED: dict[str, str] = {
@@ -95,12 +95,8 @@ def submission_name(path: str | Path) -> str:
 
 @dataclass
 class Submission:
-    """A parsed submission: its header, where each span's line is, and counted warnings.
-
-    Read against a benchmark (``read_submission(path, benchmark)``), ``scores`` holds the
-    counts of every predicted span and ``entries`` only the spans asked for with ``keep``;
-    read without one, ``entries`` holds every line and ``scores`` is filled by
-    :func:`check_against_benchmark`.
+    """A parsed submission: its header, where each span's line is, counted warnings, and the
+    entries kept (every line's, or those asked for with ``keep``). It holds no score.
     """
 
     path: Path
@@ -109,8 +105,12 @@ class Submission:
     skipped: set[str]  # span ids of the lines marked skipped
     warnings: Warnings
     entries: dict[str, SubmissionEntry] = field(default_factory=dict)
-    scores: dict[str, SpanScore] = field(default_factory=dict)  # predicted spans, once checked
     checked: Benchmark | None = field(default=None, repr=False)  # the benchmark checked against
+
+    @property
+    def complete(self) -> bool:
+        """Whether every prediction line's entry is held (read without ``keep``)."""
+        return len(self.entries) == len(self.lines)
 
     @property
     def name(self) -> str:
@@ -152,20 +152,28 @@ def max_line_bytes(benchmark: Benchmark) -> int:
     return 4 * 2**20 + (256 + 96 * MAX_SENTENCES) * most
 
 
+#: Called with each prediction line read against a benchmark, once it is checked.
+EachEntry = Callable[[BenchmarkSpan, Conversation, SubmissionEntry], None]
+
+
 def read_submission(
     path: str | Path,
     benchmark: Benchmark | None = None,
     *,
-    keep: Iterable[str] = (),
+    keep: Iterable[str] | None = None,
+    each: EachEntry | None = None,
 ) -> Submission:
     """Parse a submission file; raises InputError on the first problem (file, line, reason).
 
+    Every entry is kept, or with ``keep`` only those of its span ids (``keep=()``: none).
     With a ``benchmark``, each line is also checked against its span as it is read (see
-    :func:`check_entry`) and only its counts are kept, plus the entries of the span ids in
-    ``keep`` (what ``show`` draws).
+    :func:`check_entry`) and then handed to ``each`` with its span and conversation: that is
+    how the scorer streams a file (it keeps counts, not entries).
     """
     path = Path(path)
-    keep = set(keep)
+    if each is not None and benchmark is None:
+        raise ValueError("each needs a benchmark to check the lines against")
+    keep = None if keep is None else set(keep)
     sub = Submission(path, None, {}, set(), Warnings())
     index = benchmark.span_index() if benchmark is not None else None
     first = True
@@ -189,15 +197,13 @@ def read_submission(
             sub.lines[sid] = lineno
             if entry.skipped:
                 sub.skipped.add(sid)
-            if index is None:
-                sub.entries[sid] = entry
-                continue
-            span = _span_of(path, lineno, sid, index, benchmark)
-            conv = benchmark.conversation_of(span)
-            check_entry(path, lineno, entry, span, conv)
-            if not entry.skipped:
-                sub.scores[sid] = _score(span, conv, entry.edges)
-            if sid in keep:
+            if index is not None:
+                span = _span_of(path, lineno, sid, index, benchmark)
+                conv = benchmark.conversation_of(span)
+                check_entry(path, lineno, entry, span, conv)
+                if each is not None:
+                    each(span, conv, entry)
+            if keep is None or sid in keep:
                 sub.entries[sid] = entry
     except InputError as exc:
         raise explain_json_document(path, exc) from None
@@ -327,18 +333,6 @@ def check_entry(path: Path, lineno: int, entry: SubmissionEntry, span: Benchmark
                                     line=lineno, record=sid)
 
 
-def _score(span: BenchmarkSpan, conversation: Conversation,
-           edges: list[PredictedEdge]) -> SpanScore:
-    sentences: dict[tuple[int, int], list] = {}
-    for e in edges:  # a duplicated edge's first listing counts, as for its score
-        if e.sentences:
-            sentences.setdefault((e.child, e.parent), e.sentences)
-    return score_span(span.id, [(e.child, e.parent) for e in edges],
-                      [e.pair for e in span.graph.edges], span.sources, conversation,
-                      span.dependency_type, sentences=sentences,
-                      evidence=gold_evidence(span.graph.edges))
-
-
 def _count_missing(sub: Submission, benchmark: Benchmark) -> list[str]:
     missing = benchmark.missing_from(sub.lines)
     sub.warnings.replace("missing-span", missing)
@@ -354,7 +348,7 @@ def check_against_benchmark(submission: Submission, benchmark: Benchmark) -> lis
     """Check every entry against the benchmark; returns the span ids missing (counted).
 
     For a submission read without a benchmark (every entry kept): each entry is checked with
-    :func:`check_entry` and scored. One read with this benchmark was checked as it was read.
+    :func:`check_entry`. One read with this benchmark was checked as it was read.
     Errors: a span id the benchmark does not have; more edges than the conversation has turn
     pairs; an edge to a turn outside the conversation, one that does not point backwards
     (parent < child), one that starts after the target turn.
@@ -363,17 +357,15 @@ def check_against_benchmark(submission: Submission, benchmark: Benchmark) -> lis
         return benchmark.missing_from(submission.lines)
     if submission.checked is not None:
         raise ValueError("this submission was read against another benchmark; read it again")
+    if not submission.complete:
+        raise ValueError("this submission was read with only some entries kept; read it again "
+                         "without keep")
     index = benchmark.span_index()
     path = submission.path
-    scores: dict[str, SpanScore] = {}
     for sid, entry in submission.entries.items():
         lineno = submission.lines[sid]
         span = _span_of(path, lineno, sid, index, benchmark)
-        conv = benchmark.conversation_of(span)
-        check_entry(path, lineno, entry, span, conv)
-        if not entry.skipped:
-            scores[sid] = _score(span, conv, entry.edges)
-    submission.scores = scores
+        check_entry(path, lineno, entry, span, benchmark.conversation_of(span))
     submission.checked = benchmark
     return _count_missing(submission, benchmark)
 

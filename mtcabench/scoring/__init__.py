@@ -2,7 +2,7 @@
 
 The public surface; the code lives in one module per role:
 
-- :mod:`~mtcabench.results.metrics`: the metric definitions (per span, macro and micro);
+- :mod:`~mtcabench.results.metrics`: the counts and metrics, one span scored, the averages;
 - :mod:`~mtcabench.results.submission`: reading and checking a submission file;
 - :mod:`~mtcabench.scoring.bootstrap`: vectorised (paired) bootstrap intervals;
 - :mod:`~mtcabench.scoring.scorer`: scoring, report rows, comparisons, the model-free floors;
@@ -16,9 +16,12 @@ The public surface; the code lives in one module per role:
 
 from mtcabench.results.metrics import (
     AVERAGES,
+    COUNTS,
     EVIDENCE_K,
     METRICS,
+    Count,
     Metric,
+    SpanCase,
     SpanScore,
     aggregate,
     edge_f1,
@@ -28,6 +31,7 @@ from mtcabench.results.metrics import (
     evidence_hits,
     gold_evidence,
     hallucinated_source_recall,
+    register_count,
     register_metric,
     score_span,
     source_precision,
@@ -47,11 +51,13 @@ from mtcabench.scoring.scorer import (
 from mtcabench.results.submission import TOLERATED, Submission, read_submission
 
 __all__ = [
-    "AVERAGES", "EVIDENCE_K", "METRICS", "TOLERATED",
-    "Comparison", "FloorReport", "Metric", "ScoreReport", "ScoreRun", "SpanScore", "Submission",
+    "AVERAGES", "COUNTS", "EVIDENCE_K", "METRICS", "TOLERATED",
+    "Comparison", "Count", "FloorReport", "Metric", "ScoreReport", "ScoreRun", "SpanCase",
+    "SpanScore", "Submission",
     "aggregate", "build_comparison", "build_report", "compare_and_print", "compare_submissions",
     "edge_f1", "edge_precision", "edge_recall", "edge_sources", "evidence_hits", "floor_reports",
-    "gold_evidence", "hallucinated_source_recall", "read_submission", "register_metric",
+    "gold_evidence", "hallucinated_source_recall", "read_submission", "register_count",
+    "register_metric",
     "run_scoring", "score_floor",
     "score_span", "score_spans", "score_submission", "source_precision", "source_recall",
 ]

@@ -16,24 +16,25 @@ from mtcabench.io import atomic_write
 from mtcabench.results.metrics import METRICS
 from mtcabench.results.report import ScoreReport
 
-#: Panels of the chart by default: the metrics people cite.
-PLOTTED = ("edge_f1", "source_recall")
 
 
 def plot_by_dependency_type(
     reports: list[ScoreReport],
     out_stem: str | Path,
     *,
-    metrics: tuple[str, ...] = PLOTTED,
+    metrics: tuple[str, ...] | None = None,
     average: str = "macro",
 ) -> list[Path]:
-    """Draw ``metrics`` by dependency type (and overall) for several submissions.
+    """Draw ``metrics`` by dependency type (and overall) for several submissions; by default
+    the metrics people cite, those of the metrics table marked ``plot``.
 
     Writes ``<out_stem>.png`` and ``<out_stem>.svg``; error bars are the reports'
     bootstrap intervals. Returns the paths written.
     """
     if not reports:
         raise InputError("nothing to plot: give at least one submission")
+    if metrics is None:
+        metrics = tuple(name for name, m in METRICS.items() if m.plot)
     groups = ["all"] + [r.group for r in reports[0].rows if r.breakdown == "dependency_type"]
     labels = ["overall" if g == "all" else g for g in groups]
     fig, axes = plt.subplots(1, len(metrics), figsize=(5.2 * len(metrics), 4.2), squeeze=False)

@@ -24,7 +24,7 @@ from mtcabench.io import (
 )
 from mtcabench.progress import err_console
 from mtcabench.scoring.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
-from mtcabench.results.metrics import AVERAGES
+from mtcabench.results.metrics import AVERAGES, COUNTS
 from mtcabench.results.report import Comparison, ScoreReport
 from mtcabench.scoring.scorer import (
     ScoredSubmission,
@@ -37,7 +37,6 @@ from mtcabench.scoring.scorer import (
 )
 from mtcabench.results.submission import submission_name
 from mtcabench.scoring.tables import (
-    HEADLINE,
     comparison_markdown,
     comparison_table,
     report_markdown,
@@ -146,7 +145,7 @@ def run_scoring(
     averages = list(AVERAGES) if average == "both" else [average]
     if comparison is not None:
         for avg in averages:
-            console.print(comparison_table(comparison, avg, HEADLINE))
+            console.print(comparison_table(comparison, avg))
         for label, rep in (("A", comparison.a), ("B", comparison.b)):
             if rep.warnings:
                 console.print(f"[yellow]{label} {shown(warnings_line(rep.warnings))}")
@@ -239,8 +238,9 @@ def _write(path: Path, text: str) -> Path:
 
 
 def _write_span_scores(path: Path, scored: ScoredSubmission, bench: Benchmark) -> Path:
-    """One line per benchmark span: its groups, whether it was predicted, every metric (and
-    its origin, where the benchmark holds counterfactual spans)."""
+    """One line per benchmark span: its groups, whether it was predicted, every metric and
+    the counts behind them (those of the counts table that are ``written``), and its origin,
+    where the benchmark holds counterfactual spans."""
     origins = any(s.origin is SpanOrigin.COUNTERFACTUAL for s in bench.spans)
     with atomic_write(path) as fh:
         for span, score in zip(bench.spans, scored.scores):
@@ -251,9 +251,6 @@ def _write_span_scores(path: Path, scored: ScoredSubmission, bench: Benchmark) -
                 "dependency_type": span.dependency_type.value, "depth": span.depth,
                 **({"origin": span.origin.value} if origins else {}),
                 "status": status, **score.values(),
-                "edge_hits": score.edge_hits, "edge_predicted": score.edge_predicted,
-                "edge_gold": score.edge_gold, "source_hits": score.source_hits,
-                "source_predicted": score.source_predicted, "source_gold": score.source_gold,
-                "evidence_hits": score.evidence_hits, "evidence_gold": score.evidence_gold,
+                **{name: score.counts[name] for name, c in COUNTS.items() if c.written},
             }, ensure_ascii=False) + "\n")
     return path

@@ -11,7 +11,14 @@ from mtcabench.baselines import FLOORS
 from mtcabench.benchmark import Benchmark, load_benchmark, origin_paths
 from mtcabench.errors import InputError
 from mtcabench.io import seed_problem
-from mtcabench.model import BenchmarkSpan, DependencyType, SpanOrigin, SubmissionHeader
+from mtcabench.model import (
+    BenchmarkSpan,
+    Conversation,
+    DependencyType,
+    SpanOrigin,
+    SubmissionEntry,
+    SubmissionHeader,
+)
 from mtcabench.scoring.bootstrap import (
     CONFIDENCE,
     DEFAULT_RESAMPLES,
@@ -28,7 +35,6 @@ from mtcabench.results.metrics import (
     SpanScore,
     columns,
     definitions,
-    gold_evidence,
     point,
     score_span,
     span_matrix,
@@ -93,21 +99,32 @@ def benchmark_inputs(benchmark: Benchmark | str | Path) -> list[Path]:
 def score_spans(submission: Submission | str | Path, benchmark: Benchmark) -> ScoredSubmission:
     """Check a submission against the benchmark and score every benchmark span.
 
-    Given a path, the file is streamed against the benchmark (memory bounded by the
-    benchmark); a missing or skipped span scores as an empty prediction.
+    Given a path, the file is streamed against the benchmark: each line is scored once it is
+    read and checked, and only its counts are kept (memory bounded by the benchmark). Given a
+    :class:`Submission` read with every entry kept, its entries are scored. A missing or
+    skipped span scores as an empty prediction.
     """
     if not benchmark.spans:
         raise InputError(f"{benchmark.origin}: the benchmark has no spans to score")
+    predicted: dict[str, SpanScore] = {}
+
+    def score(span: BenchmarkSpan, conversation: Conversation, entry: SubmissionEntry) -> None:
+        if not entry.skipped:
+            predicted[span.id] = score_span(span, conversation, entry.edges)
+
     if not isinstance(submission, Submission):
-        submission = read_submission(submission, benchmark)
-    missing = check_against_benchmark(submission, benchmark)
-    scores = [
-        submission.scores.get(s.id) or score_span(
-            s.id, [], [e.pair for e in s.graph.edges], s.sources,
-            benchmark.conversation_of(s), s.dependency_type,
-            evidence=gold_evidence(s.graph.edges))
-        for s in benchmark.spans
-    ]
+        submission = read_submission(submission, benchmark, keep=(), each=score)
+        missing = check_against_benchmark(submission, benchmark)
+    else:
+        if not submission.complete:
+            raise ValueError("score a submission read with every entry kept (no keep)")
+        missing = check_against_benchmark(submission, benchmark)
+        index = benchmark.span_index()
+        for sid, entry in submission.entries.items():
+            span = index[sid]
+            score(span, benchmark.conversation_of(span), entry)
+    scores = [predicted.get(s.id) or score_span(s, benchmark.conversation_of(s))
+              for s in benchmark.spans]
     empty = np.array([submission.status(s.id) != "predicted" for s in benchmark.spans])
     return ScoredSubmission(submission, scores, span_matrix(scores), empty, missing)
 
@@ -125,7 +142,6 @@ def score_floor(name: str, benchmark: Benchmark) -> ScoredSubmission:
     sub = Submission(Path(f"floor-{name}"), header, {s.id: 0 for s in benchmark.spans}, set(),
                      Warnings(), checked=benchmark)
     scores = floor_scores(benchmark, name)
-    sub.scores = {s.span_id: s for s in scores}
     return ScoredSubmission(sub, scores, span_matrix(scores),
                             np.zeros(len(scores), dtype=bool), [])
 

@@ -31,7 +31,7 @@ from mtcabench.model import (
     ScoredSentence,
     parse_span_id,
 )
-from mtcabench.results.metrics import METRICS, gold_evidence, score_span
+from mtcabench.results.metrics import METRICS, score_span
 from mtcabench.results.submission import read_submission
 from mtcabench.scoring._highlight import best_quote, evidence_marks, highlight
 from mtcabench.scoring.scorer import as_benchmark, benchmark_inputs
@@ -92,10 +92,7 @@ class SpanView:
         return "missed" if pair in self.gold else "extra"
 
     def metrics(self) -> dict[str, float | None]:
-        s = score_span(self.span.id, sorted(self.pred), sorted(self.gold), self.span.sources,
-                       self.conversation, self.span.dependency_type, sentences=self.evidence,
-                       evidence=gold_evidence(self.span.graph.edges))
-        return s.values()
+        return score_span(self.span, self.conversation, self.predicted or ()).values()
 
     @property
     def turns(self):

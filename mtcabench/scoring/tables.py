@@ -21,8 +21,12 @@ from mtcabench.results.report import (
 )
 from mtcabench.terminal import shown
 
-#: Metrics shown by default in a comparison on the terminal (all are in the files).
-HEADLINE = ("edge_f1", "source_recall", "hallucinated_source_recall", "evidence_hit")
+def headline() -> tuple[str, ...]:
+    """The metrics a comparison shows on the terminal by default (those of the metrics table
+    marked ``headline``; the files hold every metric)."""
+    return tuple(name for name, m in METRICS.items() if m.headline)
+
+
 #: Marks a floor's row under the submission's row of the same group.
 FLOOR_MARK = "↳"
 
@@ -125,8 +129,10 @@ def _cells(row: ReportRow, average: str, names=tuple(METRICS)) -> list[Text]:
 
 
 def comparison_table(cmp: Comparison, average: str = "macro",
-                     metrics: tuple[str, ...] = HEADLINE) -> Table:
-    """Two submissions: per metric A, B and A - B with its paired interval."""
+                     metrics: tuple[str, ...] | None = None) -> Table:
+    """Two submissions: per metric (default: :func:`headline`) A, B and A - B with its
+    paired interval."""
+    metrics = headline() if metrics is None else metrics
     a, b = shown(cmp.a.submission.label), shown(cmp.b.submission.label)
     table = Table(
         title=f"A = {a} vs B = {b} on {shown(cmp.benchmark)}: {cmp.a.spans.benchmark} spans "
@@ -254,6 +260,6 @@ def comparison_markdown(cmp: Comparison) -> str:
 
 
 __all__ = [
-    "BREAKDOWNS", "FLOOR_MARK", "HEADLINE", "comparison_markdown", "comparison_table",
+    "BREAKDOWNS", "FLOOR_MARK", "comparison_markdown", "comparison_table", "headline",
     "floors_note", "report_markdown", "report_table", "warnings_line",
 ]

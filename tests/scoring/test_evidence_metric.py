@@ -25,7 +25,13 @@ from mtcabench.model import (
     Verdict,
     span_id,
 )
-from mtcabench.scoring import EVIDENCE_K, evidence_hits, gold_evidence, score_submission
+from mtcabench.scoring import (
+    EVIDENCE_K,
+    evidence_hits,
+    gold_evidence,
+    score_spans,
+    score_submission,
+)
 from mtcabench.results.metrics import aggregate, span_matrix
 
 
@@ -143,7 +149,8 @@ def test_score_reports_evidence_hit_by_hand(tmp_path):
 
     alone, bench = read_submission(sub), load_benchmark(folder)
     assert check_against_benchmark(alone, bench) == []
-    assert [(alone.scores[x.id].evidence_hits, alone.scores[x.id].evidence_gold)
+    scores = {s.span_id: s for s in score_spans(alone, bench).scores}
+    assert [(scores[x.id].evidence_hits, scores[x.id].evidence_gold)
             for x in (gate, seat, both, ana)] == [(1, 1), (0, 1), (1, 2), (0, 0)]
     # The floors quote nothing: 0 wherever gold evidence exists.
     for floor in report.floors:
@@ -154,8 +161,13 @@ def test_score_reports_evidence_hit_by_hand(tmp_path):
 def test_a_group_without_evidence_is_undefined():
     from mtcabench.results.metrics import SpanScore
 
-    none = SpanScore("a", False, 1, 1, 1, 1, 1, 1)
-    some = SpanScore("b", False, 1, 1, 1, 1, 1, 1, evidence_hits=1, evidence_gold=2)
+    counts = {name: 1 for name in ("edge_hits", "edge_predicted", "edge_gold", "source_hits",
+                                   "source_predicted", "source_gold")}
+    counts.update(hallucination=0, hal_hits=0, hal_predicted=0, hal_gold=0)
+    none = SpanScore("a", {**counts, "evidence_hits": 0, "evidence_gold": 0,
+                           "evidence_spans": 0})
+    some = SpanScore("b", {**counts, "evidence_hits": 1, "evidence_gold": 2,
+                           "evidence_spans": 1})
     assert none.evidence_hit is None and some.evidence_hit == 0.5
     m = span_matrix([none])
     assert np.isnan(aggregate(m.sum(axis=0)[None, :], np.array([1.0]))["evidence_hit"]["macro"][0])

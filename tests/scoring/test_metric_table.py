@@ -30,7 +30,7 @@ JACCARD = Metric(
     span=_jaccard,
     micro=lambda s: ratio_array(s["edge_hits"], s["edge_predicted"] + s["edge_gold"]
                                 - s["edge_hits"], np.zeros_like(s["edge_hits"])),
-    card="edge Jaccard")
+    card="edge Jaccard", counts=("edge_hits", "edge_predicted", "edge_gold"))
 
 
 @pytest.fixture()
@@ -73,7 +73,12 @@ def test_a_metric_name_is_taken_once(jaccard):
         register_metric(JACCARD)
     with pytest.raises(ValueError, match="not a count column"):
         register_metric(Metric("x", "x", "x", span=lambda c: 0.0,
-                               micro=lambda s: s["edge_hits"], only="nothing"))
+                               micro=lambda s: s["edge_hits"], only="nothing",
+                               counts=("edge_hits",)))
+    with pytest.raises(ValueError, match="register the count first"):
+        register_metric(Metric("x", "x", "x", span=lambda c: 0.0,
+                               micro=lambda s: s["nothing"], counts=("nothing",)))
+    assert "x" not in METRICS
 
 
 def test_the_card_shows_a_metric_with_a_card_title(jaccard, tmp_path):

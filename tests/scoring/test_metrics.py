@@ -98,7 +98,7 @@ def test_agrees_with_graph_edge_prf():
 
 
 def score(pred, gold, gold_sources, dtype=DependencyType.DIRECT, sid="s"):
-    return m.score_span(sid, pred, gold, gold_sources, conv(), dtype)
+    return m.SpanScore.of(m.SpanCase.of_sets(sid, pred, gold, gold_sources, conv(), dtype))
 
 
 def test_span_score_matches_set_functions():

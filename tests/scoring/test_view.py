@@ -25,9 +25,11 @@ def test_per_span_values_by_hand(bench, submissions):
     row = {sid: k for k, sid in enumerate(s["id"] for s in data["spans"])}
     tg, flat = (m["rows"] for m in data["methods"])
 
+    metric = {m["name"]: k for k, m in enumerate(data["metrics"])}
+
     def get(rows, name):
         r = rows[row[ids[name]]]
-        return r["status"], r["edge_f1"], r["source_hit"]
+        return r["status"], r["values"][metric["edge_f1"]], r["source_hit"]
 
     # Exactly the gold chain 10->8->7->6; its one source, tool turn 7, recovered.
     assert get(tg, "s1-flight") == ("predicted", 1.0, True)
@@ -46,7 +48,7 @@ def test_per_span_values_by_hand(bench, submissions):
     assert tg[row[ids["s1-price"]]]["edges"] == [[10, 8, 0.9, []], [8, 7, 0.8, []],
                                                  [7, 6, 0.7, []]]
     # No gold edge of this benchmark has an evidence range: evidence hit is undefined.
-    assert {r["evidence_hit"] for r in tg + flat} == {None}
+    assert {r["values"][metric["evidence_hit"]] for r in tg + flat} == {None}
     # Each distinct text once: the three sample runs share no turn, but turns are indexed.
     n_turns = sum(len(c["turns"]) for c in data["conversations"])
     assert len(data["texts"]) <= n_turns and len(data["conversations"]) == 3

@@ -6,6 +6,11 @@ slices strings by (:func:`~mtcabench.model.browser_offset`): after an emoji, a c
 offset would highlight beside the value. Text is stored once: a conversation's turns refer to a table of distinct texts, so that a
 system policy repeated in every run weighs once, not once per conversation. Nothing here is
 HTML: the page builds its elements from these values as text, so no value can become markup.
+
+The metrics come from the metrics table (:data:`~mtcabench.results.metrics.METRICS`): the
+document lists them (name, label, formula, and the title of the table column of those that
+have one) and each method's row holds every metric's value in that order, so a new entry of
+the table reaches the page with no change here or in ``view.js``.
 """
 
 from __future__ import annotations
@@ -17,13 +22,13 @@ from mtcabench.benchmark import Benchmark
 from mtcabench.errors import InputError
 from mtcabench.graph import path_hops
 from mtcabench.model import DependencyType, Role, browser_offset
-from mtcabench.results.metrics import EVIDENCE_K, gold_evidence
+from mtcabench.results.metrics import EVIDENCE_K, METRICS, gold_evidence
 from mtcabench.scoring.scorer import score_spans
 from mtcabench.scoring.show import _COLOURS, _ROLE_FILL
 from mtcabench.results.submission import read_submission
 
 #: The layout of the document; the page refuses another one with a clear message.
-DATA_VERSION = 1
+DATA_VERSION = 2
 
 
 def _labels(subs) -> list[str]:
@@ -80,13 +85,10 @@ def view_data(benchmark: Benchmark, submissions: Sequence[str | Path]) -> dict:
                   for x in e.sentences or []]] for e in entry.edges]
             rows.append({
                 "status": sub.status(span.id), "edges": edges,
-                "edge_f1": round(score.edge_f1, 4),
-                "source_recall": round(score.source_recall, 4),
+                # Every metric, in the order of "metrics" (None: undefined on the span).
+                "values": [None if v is None else round(v, 4) for v in score.values().values()],
                 # Every gold source recovered: source recall 1 (with the metric's conventions).
                 "source_hit": score.source_recall == 1.0,
-                # Evidence hit@k (None: the span has no gold evidence range).
-                "evidence_hit": None if score.evidence_hit is None
-                else round(score.evidence_hit, 4),
             })
         methods.append({"label": label, "file": sub.path.name, "rows": rows})
     return {
@@ -94,6 +96,8 @@ def view_data(benchmark: Benchmark, submissions: Sequence[str | Path]) -> dict:
         "benchmark": benchmark.origin,
         "types": [t.value for t in DependencyType],
         "evidence_k": EVIDENCE_K,
+        "metrics": [{"name": name, "label": m.label, "definition": m.definition, "view": m.view}
+                    for name, m in METRICS.items()],
         "colours": dict(_COLOURS),
         "role_fill": {r.value: _ROLE_FILL[r] for r in Role},
         "texts": list(texts),

@@ -10,7 +10,7 @@
   "use strict";
   const t0 = performance.now();
   const D = window.MTCA_VIEW;
-  const VERSION = 1;
+  const VERSION = 2;
   const ROW = 26; // px per table row; the scroller places rows by index
   const SVGNS = "http://www.w3.org/2000/svg";
   const $ = (id) => document.getElementById(id);
@@ -42,10 +42,17 @@
 
   const N = D.spans.length;
   const M = D.methods.length;
+  // The metrics table (D.metrics): a row's values are in its order; the table of spans shows
+  // those with a column title (view), the first in the place of the status.
+  const METRIC = Object.fromEntries(D.metrics.map((m, k) => [m.name, k]));
+  const value = (r, name) => (name in METRIC ? r.values[METRIC[name]] : null);
+  const COLUMNS = D.metrics.filter((m) => m.view);
+  // 1 the span is fully right on the metric (value 1), 0 it is not, 2 undefined on the span.
+  const outcome = (v) => (v === null || v === undefined ? 2 : v === 1 ? 1 : 0);
   const hits = D.methods.map((m) => Uint8Array.from(m.rows, (r) => (r.source_hit ? 1 : 0)));
   // Evidence: 1 every gold evidence range hit, 0 some missed, 2 the span has none.
   const evHits = D.methods.map((m) => Uint8Array.from(m.rows,
-    (r) => (r.evidence_hit === null ? 2 : r.evidence_hit === 1 ? 1 : 0)));
+    (r) => outcome(value(r, "evidence_hit"))));
   // Methods disagree on a span when one recovers every gold source and another does not.
   const disagree = new Uint8Array(N);
   for (let i = 0; i < N && M > 1; i++) {
@@ -75,8 +82,8 @@
     }
     const head = $("head");
     head.style.gridTemplateColumns = columns();
-    // Two header rows: each method's label once, over its three metrics (a label repeated
-    // in every column was cut to "tokengeist/a\u2026" three times, metric and method lost).
+    // Two header rows: each method's label once, over its metrics (a label repeated in every
+    // column was cut to "tokengeist/a\u2026" three times, metric and method lost).
     const fixed = ["span", "id", "type", "depth", "gold edges"];
     // Placed explicitly: the fixed columns span both header rows.
     const placed = (node, column, row) => {
@@ -85,20 +92,22 @@
       return node;
     };
     fixed.forEach((h, c) => head.append(placed(el("div", {}, h), String(c + 1), "1 / span 2")));
+    const per = COLUMNS.length + 1;
+    const titles = COLUMNS.map((x) => [x.view, x.label + ": " + x.definition]);
+    titles.splice(1, 0, ["source hit", "every gold source recovered"]);
     D.methods.forEach((m, j) => {
-      const c = fixed.length + 1 + 3 * j;
+      const c = fixed.length + 1 + per * j;
       head.append(placed(el("div", { class: "method", title: m.label + " (" + m.file + ")" },
-        m.label), c + " / span 3", "1"));
-      [["edge F1", "edge F1"], ["source hit", "every gold source recovered"],
-        ["evidence hit@" + D.evidence_k, "evidence hit@" + D.evidence_k +
-          " (share of gold evidence ranges hit)"]].forEach(([name, what], i) => head.append(
+        m.label), c + " / span " + per, "1"));
+      titles.forEach(([name, what], i) => head.append(
         placed(el("div", { class: "num", title: m.label + ": " + what }, name),
           String(c + i), "2")));
     });
   }
 
   function columns() {
-    return "minmax(12em, 2fr) minmax(10em, 1fr) 11em 6.5em 5em" + " 7em 7em 7em".repeat(M);
+    return "minmax(12em, 2fr) minmax(10em, 1fr) 11em 6.5em 5em" +
+      " 7em".repeat((COLUMNS.length + 1) * M);
   }
 
   function applyFilters() {
@@ -156,10 +165,16 @@
       row.style.gridTemplateColumns = cols;
       D.methods.forEach((m, j) => {
         const r = m.rows[i];
-        row.append(el("div", { class: "num" }, r.status === "predicted" ? fmt(r.edge_f1) : r.status),
-          el("div", { class: "num " + (hits[j][i] ? "hit" : "miss") }, hits[j][i] ? "hit" : "miss"),
-          el("div", { class: "num " + ["miss", "hit", ""][evHits[j][i]] },
-            r.evidence_hit === null ? "\u2013" : fmt(r.evidence_hit)));
+        COLUMNS.forEach((x, k) => {
+          const v = value(r, x.name);
+          if (k === 0) {
+            row.append(el("div", { class: "num" }, r.status === "predicted" ? fmt(v) : r.status),
+              el("div", { class: "num " + (hits[j][i] ? "hit" : "miss") }, hits[j][i] ? "hit" : "miss"));
+          } else {
+            row.append(el("div", { class: "num " + ["miss", "hit", ""][outcome(v)] },
+              v === null ? "\u2013" : fmt(v)));
+          }
+        });
       });
       frag.append(row);
     }
@@ -224,15 +239,14 @@
     const turns = turnsOf(s);
     const gold = new Set(s.gold.map(([c, p]) => c + ">" + p));
     const page = $("span");
-    const metrics = el("table", {}, el("tr", {}, ...["method", "status", "edge F1", "source recall",
-      "source hit", "evidence hit@" + D.evidence_k, "predicted edges"].map((h) => el("th", {}, h))));
+    const metrics = el("table", {}, el("tr", {}, ...["method", "status",
+      ...D.metrics.map((x) => x.label), "source hit", "predicted edges"].map((h) => el("th", {}, h))));
     const panels = [panel("gold", s, turns, s.gold.map(([c, p]) => [c, p, "gold", null]), "g")];
     D.methods.forEach((m, k) => {
       const r = m.rows[i];
       metrics.append(el("tr", {}, el("td", {}, m.label), el("td", {}, r.status),
-        el("td", {}, fmt(r.edge_f1)), el("td", {}, fmt(r.source_recall)),
+        ...D.metrics.map((x, q) => el("td", { title: x.definition }, fmt(r.values[q]))),
         el("td", { class: r.source_hit ? "hit" : "miss" }, r.source_hit ? "hit" : "miss"),
-        el("td", {}, r.evidence_hit === null ? "n/a (no gold evidence)" : fmt(r.evidence_hit)),
         el("td", {}, r.edges.length)));
       const pred = new Set(r.edges.map(([c, p]) => c + ">" + p));
       const edges = r.edges.map(([c, p, score]) => [c, p, gold.has(c + ">" + p) ? "both" : "extra", score]);
