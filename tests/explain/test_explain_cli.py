@@ -14,7 +14,7 @@ import mtcabench
 from mtcabench.annotate.lineage import propose_conversation
 from mtcabench.cli import app
 from mtcabench.errors import ExitCode
-from mtcabench.evaluate import Tracer, TraceSettings
+from mtcabench.evaluate import AttnTraceSettings, Tracer, TraceSettings
 from mtcabench.graph import check_graph
 from mtcabench.model import EdgeKind, ProvenanceGraph, Role
 from mtcabench.transcripts import read_transcript
@@ -107,7 +107,7 @@ def test_python_api_and_online_tracer_agree(loaded):
     assert sorted(e.pair for e in online.edges) == sorted(e.pair for e in graph.edges)
     # offline explain takes any scorer, AttnTrace's subsampling included
     at = mtcabench.explain(messages, turn=5, span="18.40", model=loaded, scorer="attntrace",
-                           settings=TraceSettings(attntrace_subsamples=2), method="flat")
+                           settings=TraceSettings(scorers={"attntrace": AttnTraceSettings(subsamples=2)}), method="flat")
     assert at.target == 5 and all(e.child == 5 for e in at.edges)
 
 

@@ -105,7 +105,7 @@ def plan_run(
     methods = get_methods(outs)
     if len(set(outs.values())) != len(outs):
         raise InputError("each method needs its own output file")
-    check_outputs_are_not_inputs(input_files(bench, settings.at2_weights),
+    check_outputs_are_not_inputs(input_files(bench, *settings.input_paths()),
                                  [*outs.values(), *map(partial_path, outs.values())])
     uses_model = any(m.uses_model for m in methods.values())
     if uses_model and scorer not in scorer_names():
