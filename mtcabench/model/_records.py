@@ -313,8 +313,9 @@ class ExplanationRecord(Record):
     @model_validator(mode="before")
     @classmethod
     def _unversioned_is_version_1(cls, data: Any) -> Any:
-        # Files written before the record had a version say none: they are version 1.
-        if isinstance(data, dict) and "schema_version" not in data:
+        # Files written before the record had a version name their kind and no version: they
+        # are version 1 (a record built in code, without either, is the newest).
+        if isinstance(data, dict) and "kind" in data and "schema_version" not in data:
             data = {**data, "schema_version": 1}
         return data
 

@@ -42,6 +42,12 @@ def test_openai_transcript_tree_json_and_pages(tmp_path):
     data = json.loads((out / "explain.json").read_text())
     assert data["kind"] == "explanation" and data["conversation"] == "refund_agent"
     assert data["model"] == "smollm2-135m-instruct" and data["forward_passes"] == 1
+    # a versioned record with the parameters a submission header of the same run holds
+    assert data["schema_version"] == 2 and data["scorer"] == "avg-attention"
+    assert data["parameters"]["seed"] == 0 and data["parameters"]["scorer_parameters"] == {}
+    assert data["parameters"]["top_k"] == 3 and data["parameters"]["dtype"] == "float32"
+    assert data["methods"]["tokengeist"]["d_max"] == 6 and "d_max" not in data["methods"]["flat"]
+    assert data["methods"]["flat"]["scorer_parameters"] == {}
     (target,) = data["targets"]
     assert target["span"]["turn"] == 9 and target["span"]["text"] == conv.turns[9].content
     graphs = {m: ProvenanceGraph.model_validate(g) for m, g in target["graphs"].items()}
