@@ -10,6 +10,8 @@ submission header and in explain.json.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -52,11 +54,9 @@ def test_without_its_registration_line_the_toy_scorer_is_absent():
 
 
 def test_the_toy_scorer_has_its_row_in_the_docs_scorer_table(toy):
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import docs_cli
-    finally:
-        sys.path.remove(str(ROOT / "scripts"))
+    spec = importlib.util.spec_from_file_location("docs_cli", ROOT / "scripts" / "docs_cli.py")
+    docs_cli = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(docs_cli)  # the mkdocs hook, as the site build runs it
     page = (ROOT / "docs" / "evaluate.md").read_text()
     assert docs_cli.SCORER_MARKER in page
     built = docs_cli.on_page_markdown(page, None, None, None)
@@ -103,7 +103,7 @@ def test_the_toy_scorer_runs_in_explain_and_its_option_is_recorded(toy, tmp_path
 def test_the_toy_scorer_runs_online_as_offline(toy, loaded, sample_path):
     from mtcabench.evaluate import render_conversation
     from mtcabench.ingest import read_taubench
-    from toy_scorer import LastLayersSettings  # importable once registered (its folder)
+    LastLayersSettings = importlib.import_module("toy_scorer").LastLayersSettings  # noqa: N806
 
     settings = TraceSettings(scorers={"toy": LastLayersSettings(layers=3)})
     conv = next(read_taubench(sample_path))

@@ -4,7 +4,8 @@ A base scorer is one class that describes itself: its ``name``, its own settings
 a frozen dataclass next to it: each field is a ``--<scorer>-<field>`` option of ``trace``,
 ``explain`` and ``demo``, a keyword of ``TraceSettings(scorers=...)`` for the Tracer and
 Python callers, and a key of ``scorer_parameters`` in the submission header), what it can do
-(``online``, ``evidence``, ``passes``) and its documentation row (``summary``). Registering it
+(``online``, ``evidence``, ``passes_per_conversation``) and its documentation row
+(``summary``). Registering it
 on :data:`SCORERS` (one line) is all the command line, ``--help``, the docs' scorer table and
 the Tracer need.
 
@@ -17,7 +18,6 @@ names the module of each built-in scorer and imports it on first lookup
 from __future__ import annotations
 
 import dataclasses
-import math
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -91,20 +91,6 @@ def setting(default: Any, help: str, *, path: bool = False) -> Any:
 def option_flag(prefix: str, field: str) -> str:
     """``--<prefix>-<field>``, the command-line flag of a scorer setting."""
     return f"--{prefix}-{field.replace('_', '-')}"
-
-
-def check_seed(seed: Any) -> None:
-    """Raise a ``ValueError`` unless ``seed`` is a seed numpy takes (0 to 2**32 - 1)."""
-    from mtcabench.io import seed_problem
-
-    if (why := seed_problem(seed)) is not None:
-        raise ValueError(why)
-
-
-def check_finite(value: float, what: str, *, least: float = 0.0) -> None:
-    """Raise a ``ValueError`` unless ``value`` is a finite number at least ``least``."""
-    if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= least):
-        raise ValueError(f"{what} must be a finite number at least {least:g}, got {value}")
 
 
 # ---------------------------------------------------------------- the scorer
