@@ -28,7 +28,13 @@ from parameter_study import build_gold, by_conversation, split_of  # noqa: E402
 from sink_study import DEFAULT_OUT, clustered  # noqa: E402
 
 from mtcabench.benchmark import load_benchmark  # noqa: E402
-from mtcabench.evaluate import Attributor, TraceSettings, make_scorer, trace_conversation  # noqa: E402
+from mtcabench.evaluate import (  # noqa: E402
+    AblationSettings,
+    Attributor,
+    TraceSettings,
+    make_scorer,
+    trace_conversation,
+)
 from mtcabench.results.metrics import score_span  # noqa: E402
 
 
@@ -61,7 +67,7 @@ def main() -> int:
     loaded = load_model()
     rows, cost = {}, {}
     runs = [("avg-attention", TraceSettings())] + [
-        (f"ablation K={k}", TraceSettings(ablation_passes=int(k))) for k in args.k.split(",")]
+        (f"ablation K={k}", TraceSettings(scorers={"ablation": AblationSettings(passes=int(k))})) for k in args.k.split(",")]
     for label, settings in runs:
         name = label.split(" ")[0]
         att = Attributor(loaded, make_scorer(name, settings, loaded), seed=settings.seed)

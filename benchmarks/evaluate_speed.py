@@ -30,6 +30,7 @@ from conftest import taubench_airline_path
 from mtcabench.benchmark import load_benchmark
 from mtcabench.evaluate import (
     Attributor,
+    AttnTraceSettings,
     TraceSettings,
     load_model,
     make_scorer,
@@ -67,7 +68,8 @@ def main() -> None:
 
     loaded = load_model(device=args.device)
     convs = list(islice(read_taubench(taubench_airline_path()), args.conversations))
-    settings = TraceSettings(attntrace_subsamples=args.attntrace_subsamples)
+    settings = TraceSettings(scorers={"attntrace": AttnTraceSettings(
+        subsamples=args.attntrace_subsamples)})
     with tempfile.TemporaryDirectory() as tmp:
         bench = load_benchmark(answer_span_benchmark(convs, tmp, per_conversation=args.spans))
     n_conv, n_spans = len(bench.conversations), len(bench.spans)

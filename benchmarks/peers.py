@@ -54,7 +54,14 @@ from conftest import taubench_airline_path
 from parameter_study import split_of, write_docs
 
 from mtcabench.benchmark import load_benchmark
-from mtcabench.evaluate import TraceSettings, load_model, trace_benchmark
+from mtcabench.evaluate import (
+    AblationSettings,
+    AT2Settings,
+    AttnTraceSettings,
+    TraceSettings,
+    load_model,
+    trace_benchmark,
+)
 from mtcabench.io import write_records
 from mtcabench.results.metrics import edge_sources
 
@@ -146,8 +153,9 @@ def run(args) -> dict:
     print(f"gold: {len(bench.conversations)} conversations, {n_spans} spans -> {gold}", flush=True)
     loaded = None if args.rescore else load_model(args.model, device=args.device)
     base_rss = rss_mib()
-    settings = TraceSettings(attntrace_subsamples=args.attntrace_subsamples,
-                             ablation_passes=args.passes, at2_weights=args.at2_weights)
+    settings = TraceSettings(scorers={
+        "attntrace": AttnTraceSettings(subsamples=args.attntrace_subsamples),
+        "ablation": AblationSettings(passes=args.passes), "at2": AT2Settings(weights=args.at2_weights)})
     runs = list(RUNS)
     if args.with_contextcite_tokengeist:
         runs.insert(5, ("package", ["tokengeist"], "peer-contextcite", True))

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from rich.console import Console
 
 from mtcabench.errors import ValidationFailed
-from mtcabench.evaluate import DEFAULT_SCORER
+from mtcabench.evaluate import DEFAULT_SCORER, TraceSettings
 from mtcabench.ingest import read_taubench, write_conversations
 from mtcabench.resources import sample_path
 from mtcabench.stats import conversation_stats
@@ -46,6 +46,8 @@ class DemoRun:
     model: str | None = None
     annotators: str = "lineage,llm"
     scorer: str = DEFAULT_SCORER
+    #: The base scorers' own settings by scorer (``TraceSettings.scorers``).
+    scorer_settings: dict = field(default_factory=dict)
     serve: bool = False  # keep the review server open at the end
     console: Console = field(default_factory=lambda: Console(stderr=True))
     files: dict[str, Path] = field(default_factory=dict)
@@ -135,7 +137,8 @@ def step_trace(run: DemoRun) -> None:
 
     outs = {m: run.path(f"submission.{m}.jsonl") for m in ("tokengeist", "flat")}
     # One call: both methods share each conversation's forward pass.
-    trace_benchmark(run.files["release"], outs, scorer=run.scorer)
+    trace_benchmark(run.files["release"], outs, scorer=run.scorer,
+                    settings=TraceSettings(scorers=run.scorer_settings))
     for method, out in outs.items():
         run.files[f"submission.{method}"] = out
         run.console.print(f"trace: {shown(method)} with {shown(run.scorer)} -> {shown(out)}")
@@ -162,13 +165,14 @@ STEPS: list[tuple[str, Callable[[DemoRun], None]]] = [
 
 def run_demo(out: str | Path, *, sample: Path = SAMPLE, base_url: str | None = None,
              model: str | None = None, annotators: str = "lineage,llm",
-             scorer: str = DEFAULT_SCORER, serve: bool = False,
-             steps: list[str] | None = None) -> DemoRun:
+             scorer: str = DEFAULT_SCORER, scorer_settings: dict | None = None,
+             serve: bool = False, steps: list[str] | None = None) -> DemoRun:
     """Run every step (or the named ones) on the sample; returns the run with its paths."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     run = DemoRun(out=out, sample=sample, base_url=base_url, model=model,
-                  annotators=annotators, scorer=scorer, serve=serve)
+                  annotators=annotators, scorer=scorer, scorer_settings=scorer_settings or {},
+                  serve=serve)
     try:
         for name, step in STEPS:
             if steps and name not in steps and name != "ingest":

@@ -1,9 +1,11 @@
-"""The CLI reference page, generated from the commands themselves.
+"""The CLI reference page and the base scorers' table, generated from the code itself.
 
 An MkDocs hook (mkdocs.yml: ``hooks``): in ``docs/cli.md`` the marker line
 ``<!-- cli-reference -->`` is replaced by the ``--help`` of ``mtcabench`` and of every group
 and command, in the order ``mtcabench --help`` lists them, as click renders them for an
-80-column terminal. So the page cannot drift from the code: it is the code's own help.
+80-column terminal; in any page, ``<!-- scorer-table -->`` is replaced by the table of the
+registered base scorers (``mtcabench.evaluate.scorer_table``: each scorer's own row, options
+and capabilities). So the pages cannot drift from the code.
 
 ``python scripts/docs_cli.py`` prints the generated Markdown.
 """
@@ -16,6 +18,7 @@ from pathlib import Path
 import typer
 
 MARKER = "<!-- cli-reference -->"
+SCORER_MARKER = "<!-- scorer-table -->"
 WIDTH = 80
 
 
@@ -45,10 +48,19 @@ def reference() -> str:
     return "\n".join(parts)
 
 
+def scorers() -> str:
+    """The registered base scorers as a Markdown table."""
+    from mtcabench.evaluate import scorer_table
+
+    return scorer_table()
+
+
 def on_page_markdown(markdown: str, page, config, files) -> str:  # MkDocs hook
-    if MARKER not in markdown:
-        return markdown
-    return markdown.replace(MARKER, reference())
+    if MARKER in markdown:
+        markdown = markdown.replace(MARKER, reference())
+    if SCORER_MARKER in markdown:
+        markdown = markdown.replace(SCORER_MARKER, scorers())
+    return markdown
 
 
 if __name__ == "__main__":

@@ -5,12 +5,23 @@ Defaults come from the evaluator's settings (``mtcabench.evaluate``: ``_settings
 base scorers from their registries, so a new scorer or method shows up in every ``--help``
 without an edit here. Each function returns the ``typer.Option`` of one option, used as a
 parameter's default (as in :mod:`mtcabench.cli.options`).
+
+The base scorers' own options are generated: :func:`with_scorer_options` gives a command one
+``--<scorer>-<field>`` option per field of every registered scorer's ``Settings`` dataclass
+(their defaults and help from the dataclass, under "Scorer options" in ``--help``) and hands
+the command the settings built from them, so a scorer with options is one module plus its
+registration line, and ``trace``, ``explain`` and ``demo`` take its options alike.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import copy
+import dataclasses
+import functools
+import inspect
+import typing
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +35,7 @@ from mtcabench.evaluate import (
     DEFAULT_MODEL,
     DEFAULT_SCORER,
     METHODS,
+    SCORERS,
     SearchSettings,
     TraceSettings,
     scorer_names,
@@ -53,8 +65,11 @@ def method(help: str = "repeat to compare (e.g. --method tokengeist --method fla
 
 
 def scorer(help: str = "Base scorer of the model-based methods") -> Any:
-    """``--scorer``: the registered base scorers, listed."""
-    return typer.Option(DEFAULT_SCORER, "--scorer", help=f"{help}: {', '.join(scorer_names())}.")
+    """``--scorer``: the registered base scorers, listed (again when the command line is
+    built: see :class:`with_scorer_options`)."""
+    option = typer.Option(DEFAULT_SCORER, "--scorer", help=f"{help}: {', '.join(scorer_names())}.")
+    option.scorer_help = help
+    return option
 
 
 def model() -> Any:
@@ -87,9 +102,9 @@ def max_tokens(beyond: str) -> Any:
                         f"model's context); {beyond}")
 
 
-def at2_weights() -> Any:
-    return typer.Option(None, "--at2-weights", help="AT2 per-head weights (default: the "
-                        "shipped file for the default model).")
+def seed() -> Any:
+    return typer.Option(_TRACE.seed, "--seed", help="Seed of the scorers' random passes (the "
+                        "context subsampling of AttnTrace and ablation), per conversation.")
 
 
 def verify_edges() -> Any:
@@ -111,5 +126,96 @@ def search_settings(top_k: int, threshold: float, d_max: int, alpha: float) -> S
     return SearchSettings(top_k=top_k, threshold=threshold, d_max=d_max, alpha=alpha)
 
 
-def weights_path(at2_weights: Path | None) -> str | None:
-    return str(at2_weights) if at2_weights else None
+#: Where ``--help`` lists the generated options.
+SCORER_PANEL = "Scorer options"
+
+
+@dataclasses.dataclass(frozen=True)
+class ScorerOption:
+    """One generated option: ``--<key>-<field>`` of the settings kept under ``key``."""
+
+    key: str
+    settings: type
+    field: dataclasses.Field
+    param: str  # the command's parameter name
+    annotation: Any
+
+    @property
+    def flag(self) -> str:
+        return f"--{self.key}-{self.field.name.replace('_', '-')}"
+
+
+def scorer_options() -> list[ScorerOption]:
+    """The options of every registered scorer's settings (a scorer that reads another's
+    settings, as a peer package, shares that one's options)."""
+    out, seen = [], set()
+    for cls in SCORERS.load_all().values():
+        key = cls.settings_key()
+        if key in seen:
+            continue
+        seen.add(key)
+        hints = typing.get_type_hints(cls.Settings)
+        for f in dataclasses.fields(cls.Settings):
+            ann = hints[f.name]
+            if f.metadata.get("path"):  # a file: typer reads it as a path
+                ann = Path | None if f.default is None else Path
+            param = f"{key}_{f.name}".replace("-", "_")
+            out.append(ScorerOption(key, cls.Settings, f, param, ann))
+    return out
+
+
+def scorer_settings(values: dict[str, Any], options: list[ScorerOption]) -> dict[str, Any]:
+    """The settings of every scorer from its options' values (checked as each is built:
+    a value out of range is one line before any model loads)."""
+    by_key: dict[str, dict[str, Any]] = {}
+    classes = {}
+    for o in options:
+        v = values[o.param]
+        by_key.setdefault(o.key, {})[o.field.name] = str(v) if isinstance(v, Path) else v
+        classes[o.key] = o.settings
+    return {key: classes[key](**fields) for key, fields in by_key.items()}
+
+
+class with_scorer_options:  # noqa: N801 - used as a decorator, like a function
+    """``command`` with one option per scorer setting (:func:`scorer_options`); ``command``
+    takes a ``scorer_settings`` keyword (settings key -> that scorer's settings), built from
+    them. The options are read from the registry each time the command line is built (not
+    when this module is imported), so a scorer registered later has its options too."""
+
+    def __init__(self, command: Callable[..., Any]):
+        # Not __annotations__: read from the registry (the property below).
+        functools.update_wrapper(self, command, assigned=("__module__", "__name__",
+                                 "__qualname__", "__doc__"))
+        self.command = command
+
+    @property
+    def __signature__(self) -> inspect.Signature:  # read by typer (inspect.signature)
+        sig = inspect.signature(self.command)
+        own = [p for p in sig.parameters.values() if p.name != "scorer_settings"]
+        for i, p in enumerate(own):  # --scorer lists the scorers registered now
+            if hasattr(p.default, "scorer_help"):
+                fresh = copy.copy(p.default)
+                fresh.help = f"{p.default.scorer_help}: {', '.join(scorer_names())}."
+                own[i] = p.replace(default=fresh)
+        options = scorer_options()
+        clash = [o.flag for o in options if o.param in {p.name for p in own}]
+        if clash:
+            raise ValueError(f"scorer options {clash} clash with {self.command.__name__}'s")
+        extra = [inspect.Parameter(o.param, inspect.Parameter.KEYWORD_ONLY,
+                                   annotation=o.annotation,
+                                   default=typer.Option(o.field.default, o.flag,
+                                                        help=o.field.metadata.get("help", ""),
+                                                        rich_help_panel=SCORER_PANEL))
+                 for o in options]
+        return sig.replace(parameters=[
+            *[p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own], *extra])
+
+    @property
+    def __annotations__(self) -> dict[str, Any]:  # read by typer (typing.get_type_hints)
+        own = {k: v for k, v in self.command.__annotations__.items() if k != "scorer_settings"}
+        return {**own, **{o.param: o.annotation for o in scorer_options()}}
+
+    def __call__(self, **kwargs: Any) -> Any:
+        options = scorer_options()
+        values = {o.param: kwargs.pop(o.param) for o in options}
+        return self.command(**kwargs, scorer_settings=scorer_settings(values, options))

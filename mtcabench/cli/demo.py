@@ -26,6 +26,7 @@ def demo(
     step: list[str] | None = typer.Option(
         None, "--step", help="Run only these steps (repeatable; ingest always runs): annotate, "
         "review, release, trace, score."),
+    scorer_settings: dict | None = None,
 ) -> None:
     """Run the whole pipeline on raw/sample/ with embedded defaults (no keys or URLs needed).
 
@@ -37,8 +38,8 @@ def demo(
     from mtcabench.demo import run_demo
 
     run_demo(out, base_url=base_url, model=model, annotators=annotators, scorer=scorer,
-             serve=serve, steps=step)
+             scorer_settings=scorer_settings, serve=serve, steps=step)
 
 
 def register(app: typer.Typer) -> None:
-    app.command("demo")(demo)
+    app.command("demo")(ev.with_scorer_options(demo))

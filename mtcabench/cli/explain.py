@@ -50,10 +50,11 @@ def explain(
     d_max: int = ev.d_max(),
     alpha: float = ev.alpha(),
     max_tokens: int | None = ev.max_tokens("a span past it is refused."),
-    at2_weights: Path | None = ev.at2_weights(),
+    seed: int = ev.seed(),
     verify_edges: bool = ev.verify_edges(),
     device: str = ev.device(),
     dtype: str = ev.dtype(),
+    scorer_settings: dict | None = None,
 ) -> None:
     """Explain a span of a transcript: its provenance graph over the turns, as a tree."""
     from mtcabench.explainer import (
@@ -68,11 +69,11 @@ def explain(
 
     settings = TraceSettings(
         search=ev.search_settings(top_k, threshold, d_max, alpha), max_tokens=max_tokens,
-        at2_weights=ev.weights_path(at2_weights), verify_edges=verify_edges)
+        seed=seed, scorers=scorer_settings or {}, verify_edges=verify_edges)
     conv = read_transcript(file, conversation, format)
     targets = resolve_targets(conv, turn=turn, span=span, start=start, end=end, values=values)
     if out is not None:
-        check_outputs_are_not_inputs([file, at2_weights], output_paths(targets, method, out))
+        check_outputs_are_not_inputs([file, *settings.input_paths()], output_paths(targets, method, out))
     with ev.eval_extra():
         result = explain_conversation(conv, targets, model=model, scorer=scorer,
                                       methods=method, settings=settings, device=device,
@@ -89,4 +90,4 @@ def explain(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("explain")(explain)
+    app.command("explain")(ev.with_scorer_options(explain))

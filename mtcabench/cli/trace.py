@@ -1,7 +1,8 @@
 """`mtcabench trace`, `trace-merge` and `at2-learn`: the reference evaluator's commands.
 
 Every default is read from the evaluator (the options shared with ``explain`` are declared in
-:mod:`mtcabench.cli._evaluator`), whose settings import no torch, so `mtcabench --help` and
+:mod:`mtcabench.cli._evaluator`, and the base scorers' own options are generated there from
+their settings), whose settings import no torch, so `mtcabench --help` and
 runs of model-free methods stay light; torch is imported only when a command runs a model.
 """
 
@@ -54,20 +55,7 @@ def trace(
     turn_aggregate: str = typer.Option(_TRACE.turn_aggregate,
                                        help="Sentence to turn scores: max or sum."),
     max_tokens: int | None = ev.max_tokens("spans beyond it are recorded as skipped."),
-    seed: int = typer.Option(_TRACE.seed, help="Seed of the context subsampling of AttnTrace and ablation."),
-    attntrace_top_tokens: int = typer.Option(_TRACE.attntrace_top_tokens,
-                                             help="AttnTrace: top-K tokens averaged per sentence."),
-    attntrace_subsamples: int = typer.Option(_TRACE.attntrace_subsamples,
-                                             help="AttnTrace: context subsamples (forward passes)."),
-    attntrace_keep: float = typer.Option(_TRACE.attntrace_keep,
-                                         help="AttnTrace: fraction of sentences kept per subsample."),
-    at2_weights: Path | None = ev.at2_weights(),
-    ablation_passes: int = typer.Option(_TRACE.ablation_passes, help="ablation: random "
-                                        "ablations per conversation (forward passes, plus one)."),
-    ablation_keep: float = typer.Option(_TRACE.ablation_keep, help="ablation: probability that "
-                                        "a pass keeps a sentence."),
-    ablation_alpha: float = typer.Option(_TRACE.ablation_alpha, help="ablation: LASSO's L1 "
-                                         "weight (ContextCite's 0.01)."),
+    seed: int = ev.seed(),
     verify_edges: bool = ev.verify_edges(),
     shard: str | None = typer.Option(None, help="K/N: trace only shard K of N (numbered from "
                                      "1, by conversation); join with `trace-merge`."),
@@ -77,6 +65,7 @@ def trace(
     ray_address: str | None = typer.Option(None, help="Ray cluster address (default: local)."),
     ray_workers: int = typer.Option(RAY.workers, help="Ray: model replicas (actors)."),
     ray_gpus_per_worker: float = typer.Option(RAY.gpus_per_worker, help="Ray: GPUs per worker."),
+    scorer_settings: dict | None = None,
 ) -> None:
     """Attribute every benchmark span with one or more methods; write one submission each."""
     if ray and shard:
@@ -85,10 +74,7 @@ def trace(
     settings = TraceSettings(
         search=ev.search_settings(top_k, threshold, d_max, alpha),
         turn_aggregate=turn_aggregate, max_tokens=max_tokens, seed=seed,
-        attntrace_top_tokens=attntrace_top_tokens, attntrace_subsamples=attntrace_subsamples,
-        attntrace_keep=attntrace_keep, at2_weights=ev.weights_path(at2_weights),
-        ablation_passes=ablation_passes, ablation_keep=ablation_keep,
-        ablation_alpha=ablation_alpha, verify_edges=verify_edges,
+        scorers=scorer_settings or {}, verify_edges=verify_edges,
     )
     with ev.eval_extra():
         if ray:
@@ -156,6 +142,6 @@ def at2_learn(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("trace")(trace)
+    app.command("trace")(ev.with_scorer_options(trace))
     app.command("trace-merge")(trace_merge)
     app.command("at2-learn")(at2_learn)

@@ -5,7 +5,8 @@ import from here, never from the private modules behind it (an import-linter con
 pyproject.toml checks it). Behind it, four rooms:
 
 - ``attribution/``: the model, the rendered conversation, attention features and the base
-  scorers (:class:`BaseScorer`, :func:`register_scorer`, :func:`scorer_names`), the engine
+  scorers (:class:`BaseScorer`, :func:`register_scorer`, :func:`scorer_names`, each with its
+  settings dataclass: :class:`AblationSettings`, ...), the engine
   that turns them into turn shares (:class:`Attributor`, :func:`load_attributor`);
 - ``methods/``: graph construction (:class:`Method`, :func:`register_method`, ``METHODS``:
   tokengeist, flat, recency, first-user), the search itself (:func:`tokengeist`, :func:`flat`)
@@ -14,7 +15,7 @@ pyproject.toml checks it). Behind it, four rooms:
 - ``runners/``: a whole benchmark (:func:`trace_benchmark`, :func:`merge_shards` for
   ``--shard`` runs, :func:`trace_with_ray`, :func:`learn_at2_from_benchmark`);
 - ``online/``: :class:`Tracer`, inside an agent loop, keeping the model's key/value cache
-  between turns (:func:`register_online_scorer` lets a head-weighted scorer run online).
+  between turns (a head-weighted scorer that declares ``online = True`` runs there).
 
 :class:`TraceSettings` (with :class:`SearchSettings`) holds what shapes a result, and the
 defaults are written once, in ``_settings``. Names are imported on first use, so that importing
@@ -44,9 +45,12 @@ from mtcabench.evaluate._settings import (
 from mtcabench.evaluate.attribution._base import (
     SCORERS,
     BaseScorer,
+    NoSettings,
     make_scorer,
     register_scorer,
     scorer_names,
+    scorer_table,
+    setting,
 )
 from mtcabench.evaluate.attribution._loading import DEFAULT_MODEL
 from mtcabench.evaluate.methods._baselines import first_user, recency
@@ -73,11 +77,14 @@ _LAZY = {
     "attribute_spans": "methods._conversation", "trace_conversation": "methods._conversation",
     "merge_shards": "runners._merge",
     "trace_with_ray": "runners._ray",
-    "TraceReport": "runners._run",
+    "TraceReport": "runners._run", "header_parameters": "runners._run",
+    "model_parameters": "runners._run",
     "trace_benchmark": "runners._trace",
     "learn_at2_from_benchmark": "runners._learn",
     "OnlineStats": "online._state", "Tracer": "online._tracer",
-    "register_online_scorer": "online._scorers",
+    # The built-in scorers' settings (their modules import torch only when a scorer computes).
+    "AttnTraceSettings": "attribution._scorers", "AT2Settings": "attribution._scorers",
+    "AblationSettings": "attribution._ablation",
 }
 _RENAMED = {"learn_at2_weights": "learn_weights"}
 
@@ -97,13 +104,14 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "AT2_LEARN", "DEFAULT_DEVICE", "DEFAULT_DTYPE", "DEFAULT_METHOD", "DEFAULT_MODEL",
+    "AT2Settings", "AblationSettings", "AttnTraceSettings", "NoSettings",
     "DEFAULT_SCORER", "METHODS", "RAY", "SCORERS", "TARGET", "TURN_AGGREGATES", "At2Weights",
     "Attribution", "Attributor", "BaseScorer", "LoadedModel", "Method", "OnlineStats", "Query",
     "RenderedConversation", "SearchSettings", "SettingsError", "TraceReport", "TraceSettings",
-    "Tracer", "Unfit", "attribute_spans", "first_user", "flat", "get_methods",
+    "Tracer", "Unfit", "attribute_spans", "first_user", "flat", "get_methods", "header_parameters",
     "learn_at2_from_benchmark", "learn_at2_weights", "load_attributor", "load_model",
-    "load_weights", "make_scorer", "merge_shards", "model_limits", "recency", "register_method",
-    "register_online_scorer", "register_scorer", "render_conversation", "scorer_names",
+    "load_weights", "make_scorer", "merge_shards", "model_limits", "model_parameters", "recency", "register_method",
+    "register_scorer", "render_conversation", "scorer_names", "scorer_table", "setting",
     "target_graph", "tokengeist", "trace_benchmark", "trace_conversation", "trace_with_ray",
     "turn_shares",
 ]

@@ -9,8 +9,9 @@ exit code 3 on the command line).
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, is_dataclass
+from typing import Any
 
 from mtcabench.errors import InputError
 from mtcabench.io import seed_problem
@@ -63,19 +64,17 @@ class TraceSettings:
     other fields shape how the base scorer's attention becomes turn shares, and
     ``evidence_sentences`` how many of the parent's best sentences each predicted content
     edge carries as its evidence (0: none; they come from the same passes, at no cost).
+    ``scorers`` holds base scorers' own settings by scorer name, each an instance of that
+    scorer's ``Settings`` dataclass (``{"ablation": AblationSettings(passes=8)}``); a scorer
+    not named runs with its defaults. ``seed`` seeds every scorer's passes (the context
+    subsampling of AttnTrace and ablation), per conversation.
     """
 
     search: SearchSettings = field(default_factory=SearchSettings)
     turn_aggregate: str = "max"
     max_tokens: int | None = None
     seed: int = 0
-    attntrace_top_tokens: int = 5
-    attntrace_subsamples: int = 30
-    attntrace_keep: float = 0.4
-    at2_weights: str | None = None
-    ablation_passes: int = 32
-    ablation_keep: float = 0.5
-    ablation_alpha: float = 0.01
+    scorers: Mapping[str, Any] = field(default_factory=dict)
     #: Keep a content edge only when leaving its parent turn out lowers the child's
     #: log-probability (one extra pass per distinct parent turn of a conversation).
     verify_edges: bool = False
@@ -91,23 +90,32 @@ class TraceSettings:
         if not 0 <= self.evidence_sentences <= 16:
             raise SettingsError("evidence_sentences must be 0 to 16 (a submission's limit), "
                                 f"got {self.evidence_sentences}")
-        # The option checks of the evaluator, in one place (the CLI's --seed and --ablation-*
-        # reach here): a value out of range is one line, before any model loads. (AttnTrace's
-        # keep and top tokens are checked by its scorer.)
+        # --seed reaches here: a value out of range is one line, before any model loads. (Each
+        # scorer's own settings check themselves when built, as AblationSettings.)
         if (why := seed_problem(self.seed)) is not None:
             raise SettingsError(why)
-        if not 2 <= self.ablation_passes <= MAX_ABLATION_PASSES:
-            raise SettingsError(f"ablation passes must be 2 to {MAX_ABLATION_PASSES} (forward "
-                                f"passes per conversation), got {self.ablation_passes}")
-        if not 0 < self.ablation_keep < 1:  # NaN fails every comparison: refused too
-            raise SettingsError(f"ablation keep must be between 0 and 1, got {self.ablation_keep}")
-        if not (math.isfinite(self.ablation_alpha) and self.ablation_alpha >= 0):
-            raise SettingsError("ablation alpha (LASSO's L1 weight) must be a finite number "
-                                f"at least 0, got {self.ablation_alpha}")
-        if self.attntrace_subsamples > MAX_ABLATION_PASSES:  # the lower bounds: AttnTrace's
-            raise SettingsError(f"AttnTrace subsamples must be at most {MAX_ABLATION_PASSES} "
-                                f"(forward passes per conversation), got "
-                                f"{self.attntrace_subsamples}")
+        if not isinstance(self.scorers, Mapping):
+            raise SettingsError(f"scorers must map scorer names to their settings, got "
+                                f"{type(self.scorers).__name__}")
+        for name, value in self.scorers.items():
+            if not is_dataclass(value) or isinstance(value, type):
+                raise SettingsError(f"scorers[{name!r}] must be the scorer's Settings "
+                                    f"dataclass, got {type(value).__name__}")
+
+    def scorer_settings(self, name: str, cls: type) -> Any:
+        """The settings of scorer ``name`` (an instance of ``cls``): given, or its defaults."""
+        value = self.scorers.get(name)
+        if value is None:
+            return cls()
+        if not isinstance(value, cls):
+            raise SettingsError(f"scorers[{name!r}] must be {cls.__name__}, got "
+                                f"{type(value).__name__}")
+        return value
+
+    def input_paths(self) -> list[str]:
+        """The files the scorers' settings name (AT2's weights): a run never overwrites them."""
+        return [getattr(value, f.name) for value in self.scorers.values()
+                for f in fields(value) if f.metadata.get("path") and getattr(value, f.name)]
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +19,20 @@ from mtcabench.evaluate import (
     TraceSettings,
     attribute_spans,
     get_methods,
+    header_parameters,
     load_attributor,
+    model_parameters,
     model_limits,
 )
-from mtcabench.model import Conversation, ProvenanceGraph, TargetSpan, span_id
+from mtcabench._version import __version__
+from mtcabench.model import (
+    Conversation,
+    ExplainedSpan,
+    ExplanationRecord,
+    ProvenanceGraph,
+    TargetSpan,
+    span_id,
+)
 from mtcabench.transcripts import (
     choose,
     conversations_from_value,
@@ -45,28 +55,33 @@ class Explanation:
     forward_passes: int = 0
     #: Tokens of the rendered conversation up to the last target's turn (0: model-free).
     tokens: int = 0
+    #: Per method, the parameters its submission header would record (same run, same keys).
+    method_parameters: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The model's and the scorer's settings, as a header records them (empty: no model).
+    model_parameters: dict[str, Any] = field(default_factory=dict)
 
     def span_id(self, k: int) -> str:
         return span_id(self.conversation.id, self.targets[k])
 
-    def to_json(self) -> dict[str, Any]:
-        """The explanation as written to ``explain.json``."""
+    def record(self) -> ExplanationRecord:
+        """The explanation as the versioned record written to ``explain.json``."""
         s = self.settings.search
-        return {
-            "kind": "explanation",
-            "conversation": self.conversation.id,
-            "model": self.model,
-            "scorer": self.scorer,
-            "parameters": {"top_k": s.top_k, "threshold": s.threshold, "d_max": s.d_max,
-                           "alpha": s.alpha, "turn_aggregate": self.settings.turn_aggregate},
-            "forward_passes": self.forward_passes,
-            "tokens": self.tokens,
-            "targets": [
-                {"span_id": self.span_id(k), "span": t.model_dump(),
-                 "graphs": {m: gs[k].model_dump(mode="json", exclude_none=True)
-                            for m, gs in self.graphs.items()}}
-                for k, t in enumerate(self.targets)],
-        }
+        shared: dict[str, Any] = {"top_k": s.top_k, "threshold": s.threshold,
+                                  "d_max": s.d_max, "alpha": s.alpha,
+                                  "turn_aggregate": self.settings.turn_aggregate,
+                                  **self.model_parameters}
+        return ExplanationRecord(
+            conversation=self.conversation.id, model=self.model, scorer=self.scorer,
+            parameters=shared, methods=self.method_parameters,
+            forward_passes=self.forward_passes, tokens=self.tokens,
+            targets=[ExplainedSpan(span_id=self.span_id(k), span=t,
+                                   graphs={m: gs[k] for m, gs in self.graphs.items()})
+                     for k, t in enumerate(self.targets)],
+            notes={"mtcabench_version": __version__})
+
+    def to_json(self) -> dict[str, Any]:
+        """The explanation as written to ``explain.json`` (:meth:`record`, as JSON)."""
+        return self.record().model_dump(mode="json")
 
 
 def explain_conversation(
@@ -100,11 +115,15 @@ def explain_conversation(
     result = attribute_spans(attributor, conversation, dict(zip(keys, targets)), chosen,
                              settings, strict=True)
     graphs = {name: [by_key[k] for k in keys] for name, by_key in result.graphs.items()}
+    params = {name: header_parameters(name, m, settings, loaded, scorer_obj)
+              for name, m in chosen.items()}
+    shared = model_parameters(settings, scorer_obj, loaded) if loaded and scorer_obj else {}
     return Explanation(conversation, targets, graphs,
                        model=loaded.name if loaded else None,
                        scorer=scorer_obj.name if scorer_obj else None,
                        settings=settings, forward_passes=result.forward_passes,
-                       tokens=result.tokens)
+                       tokens=result.tokens, method_parameters=params,
+                       model_parameters=shared)
 
 
 #: How many characters of the text one token may cover at most, as a multiple of the

@@ -10,7 +10,13 @@ from datetime import datetime
 from enum import Enum
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
+from pydantic import (
+    Field,
+    SerializerFunctionWrapHandler,
+    field_serializer,
+    model_serializer,
+    model_validator,
+)
 
 from mtcabench.model._base import Id, Record, _Model
 from mtcabench.model._conversation import Conversation
@@ -257,6 +263,63 @@ class SubmissionEntry(Record):
 
 
 #: Every record type by its ``kind``, for readers that accept several.
+# --------------------------------------------------------------------------- explanations
+
+
+class ExplainedSpan(_Model):
+    """One span of an explanation and its graph by each method."""
+
+    span_id: Id = Field(description="The span's id (conversation, turn, offsets).")
+    span: TargetSpan = Field(description="The span explained.")
+    graphs: dict[str, ProvenanceGraph] = Field(description="Its graph by each method.")
+
+    @field_serializer("graphs")
+    def _graphs_without_nones(self, graphs: dict[str, ProvenanceGraph]) -> dict[str, Any]:
+        # As a submission writes its edges: an unset field (no evidence) is left out.
+        return {m: g.model_dump(mode="json", exclude_none=True) for m, g in graphs.items()}
+
+
+class ExplanationRecord(Record):
+    """``explain.json``: the graphs of some spans of one conversation and the run that made
+    them, with the parameters a submission header of the same run would hold.
+
+    Version 2 (version 1 was a hand-built dict without ``schema_version``, holding only the
+    search settings in ``parameters``; it still reads): ``parameters`` holds every setting
+    shared by the run (the search's, and for a model the header's ``turn_aggregate``,
+    ``max_tokens``, ``seed``, ``scorer_parameters``, ``tool_calls``, ``dtype``), ``methods``
+    each method's header parameters exactly as ``trace`` records them, ``notes`` the version.
+    """
+
+    KIND: ClassVar[str] = "explanation"
+    VERSION: ClassVar[int] = 2
+
+    schema_version: int = Field(default=2, description="Layout version (2; 1: before the "
+                                "run's parameters were recorded).")
+    conversation: Id = Field(description="The conversation explained.")
+    model: str | None = Field(default=None, description="Model attributed with (None: only "
+                              "model-free methods ran).")
+    scorer: str | None = Field(default=None, description="Base scorer, e.g. avg-attention.")
+    parameters: dict[str, Any] = Field(default_factory=dict, description="The run's shared "
+                                       "settings (search, and the model's, as a header).")
+    methods: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="Per method, the parameters its submission header "
+        "would record.")
+    forward_passes: int = Field(default=0, description="Forward passes run.")
+    tokens: int = Field(default=0, description="Tokens read (0: model-free).")
+    targets: list[ExplainedSpan] = Field(default_factory=list, description="The spans and "
+                                         "their graphs.")
+    notes: dict[str, Any] = Field(default_factory=dict, description="mtcabench_version.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unversioned_is_version_1(cls, data: Any) -> Any:
+        # Files written before the record had a version name their kind and no version: they
+        # are version 1 (a record built in code, without either, is the newest).
+        if isinstance(data, dict) and "kind" in data and "schema_version" not in data:
+            data = {**data, "schema_version": 1}
+        return data
+
+
 RECORD_TYPES: dict[str, type[Record]] = {
     cls.KIND: cls
     for cls in (

@@ -11,6 +11,7 @@ import torch
 from mtcabench.benchmark import load_benchmark
 from mtcabench.errors import InputError
 from mtcabench.evaluate import (
+    AblationSettings,
     Attributor,
     TraceSettings,
     make_scorer,
@@ -108,7 +109,8 @@ def test_surrogate_over_turn_columns_gives_each_sentence_its_turns_weight():
 
 def test_settings_are_checked():
     with pytest.raises(InputError, match="ablation passes must be 2 to"):
-        make_scorer("ablation", TraceSettings(ablation_passes=1), None)
+        make_scorer("ablation", TraceSettings(scorers={"ablation": AblationSettings(passes=1)}),
+                    None)
     assert make_scorer("ablation", TraceSettings(), None).parameters()["passes"] == 32
 
 
@@ -141,7 +143,7 @@ def test_a_pass_reuses_the_cached_prefix_and_matches_a_full_forward(loaded, samp
 @pytest.mark.model
 def test_forward_passes_do_not_grow_with_spans_or_recursion_steps(loaded, sample_benchmark,
                                                                   tmp_path):
-    settings = TraceSettings(ablation_passes=2)
+    settings = TraceSettings(scorers={"ablation": AblationSettings(passes=2)})
     scorer = Ablation(passes=2)
     bench = load_benchmark(sample_benchmark)
     by_conv: dict[str, list] = {}

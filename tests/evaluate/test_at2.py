@@ -9,7 +9,7 @@ import pytest
 
 from mtcabench.benchmark import load_benchmark
 from mtcabench.errors import InputError
-from mtcabench.evaluate import TraceSettings, learn_at2_weights, load_weights, trace_benchmark
+from mtcabench.evaluate import AT2Settings, TraceSettings, learn_at2_weights, load_weights, trace_benchmark
 from mtcabench.evaluate.attribution._at2 import PACKAGED_WEIGHTS, fit_weights, mean_correlation, weights_for
 
 pytestmark = pytest.mark.model
@@ -50,7 +50,7 @@ def test_fit_recovers_a_planted_head(tmp_path):
 def test_trace_with_a_weights_file(loaded, learned, sample_benchmark, tmp_path):
     out = tmp_path / "at2.jsonl"
     trace_benchmark(sample_benchmark, {"flat": out}, model=loaded, scorer="at2",
-                    settings=TraceSettings(at2_weights=str(learned[0])), progress=False)
+                    settings=TraceSettings(scorers={"at2": AT2Settings(weights=str(learned[0]))}), progress=False)
     header = json.loads(out.read_text().splitlines()[0])
     assert header["parameters"]["scorer_parameters"]["weights"].startswith("weights.json@sha256:")
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 from typer.testing import CliRunner
 
 from mtcabench.cli import app
-from mtcabench.evaluate import TraceSettings
+from mtcabench.evaluate import AblationSettings, AT2Settings, AttnTraceSettings, TraceSettings
 
 runner = CliRunner()
 
@@ -23,9 +24,13 @@ def test_cli_defaults_match_the_library():
     settings, defaults = TraceSettings(), option_defaults("trace")
     for key in ("top_k", "threshold", "d_max", "alpha"):
         assert defaults[key] == getattr(settings.search, key), key
-    for key in ("turn_aggregate", "seed", "attntrace_top_tokens", "attntrace_subsamples",
-                "attntrace_keep", "max_tokens", "at2_weights"):
+    for key in ("turn_aggregate", "seed", "max_tokens"):
         assert defaults[key] == getattr(settings, key), key
+    # Each scorer's options are its settings dataclass's fields, with its defaults.
+    for key, cls in (("attntrace", AttnTraceSettings), ("at2", AT2Settings),
+                     ("ablation", AblationSettings)):
+        for f in dataclasses.fields(cls):
+            assert defaults[f"{key}_{f.name}"] == getattr(cls(), f.name), (key, f.name)
 
 
 @pytest.mark.model

@@ -265,7 +265,7 @@ def test_the_tracer_takes_messages_of_every_format_the_registry_knows(loaded):
 
 def test_scorers_that_cannot_run_online_are_refused(loaded):
     with pytest.raises(InputError, match=r"attntrace cannot run online: it scores each sentence "
-                                         r"over 30 forward passes"):
+                                         r"over forward passes"):
         Tracer(loaded, scorer="attntrace")
 
     class Peak(AverageAttention):

@@ -1,6 +1,7 @@
-"""The evaluator's option values are checked in one place before any work: a negative or huge
-seed, ablation passes past the stated bound, a NaN or infinite ablation alpha, each one line
-with exit code 3 (no model loaded, no benchmark read, nothing written)."""
+"""The evaluator's option values are checked before any work, each where it is declared (the
+run's seed in TraceSettings, a scorer's own options in its settings dataclass): a negative or
+huge seed, ablation passes past the stated bound, a NaN or infinite ablation alpha, each one
+line with exit code 3 (no model loaded, no benchmark read, nothing written)."""
 
 from __future__ import annotations
 
@@ -11,33 +12,35 @@ from typer.testing import CliRunner
 
 from mtcabench.cli import app
 from mtcabench.errors import ExitCode
-from mtcabench.evaluate import TraceSettings
+from mtcabench.evaluate import AblationSettings, AttnTraceSettings, TraceSettings
 from mtcabench.evaluate._settings import MAX_ABLATION_PASSES, SettingsError
 from mtcabench.io import MAX_SEED
 
 runner = CliRunner()
 
 
-@pytest.mark.parametrize("field, value, words", [
-    ("seed", -1, "seed must be 0 or more"),
-    ("seed", MAX_SEED + 1, "seed must be"),
-    ("ablation_passes", MAX_ABLATION_PASSES + 1, "ablation passes must be"),
-    ("ablation_passes", 100_000_000, "ablation passes must be"),
-    ("ablation_passes", 1, "ablation passes must be"),
-    ("ablation_alpha", math.nan, "ablation alpha"),
-    ("ablation_alpha", math.inf, "ablation alpha"),
-    ("ablation_alpha", -0.1, "ablation alpha"),
-    ("ablation_keep", math.nan, "ablation keep"),
-    ("attntrace_subsamples", 100_000, "AttnTrace subsamples"),
+@pytest.mark.parametrize("settings, field, value, words", [
+    (TraceSettings, "seed", -1, "seed must be 0 or more"),
+    (TraceSettings, "seed", MAX_SEED + 1, "seed must be"),
+    (AblationSettings, "passes", MAX_ABLATION_PASSES + 1, "ablation passes must be"),
+    (AblationSettings, "passes", 100_000_000, "ablation passes must be"),
+    (AblationSettings, "passes", 1, "ablation passes must be"),
+    (AblationSettings, "alpha", math.nan, "ablation alpha"),
+    (AblationSettings, "alpha", math.inf, "ablation alpha"),
+    (AblationSettings, "alpha", -0.1, "ablation alpha"),
+    (AblationSettings, "keep", math.nan, "ablation keep"),
+    (AttnTraceSettings, "subsamples", 100_000, "AttnTrace subsamples"),
 ])
-def test_out_of_range_settings_are_refused(field, value, words):
+def test_out_of_range_settings_are_refused(settings, field, value, words):
     with pytest.raises(SettingsError, match=words):
-        TraceSettings(**{field: value})
+        settings(**{field: value})
 
 
 def test_settings_in_range_are_kept():
-    s = TraceSettings(seed=MAX_SEED, ablation_passes=MAX_ABLATION_PASSES, ablation_alpha=0.0)
-    assert (s.seed, s.ablation_passes, s.ablation_alpha) == (MAX_SEED, MAX_ABLATION_PASSES, 0.0)
+    s = TraceSettings(seed=MAX_SEED, scorers={"ablation": AblationSettings(
+        passes=MAX_ABLATION_PASSES, alpha=0.0)})
+    a = s.scorer_settings("ablation", AblationSettings)
+    assert (s.seed, a.passes, a.alpha) == (MAX_SEED, MAX_ABLATION_PASSES, 0.0)
 
 
 @pytest.mark.parametrize("args, words", [

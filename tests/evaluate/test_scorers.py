@@ -9,6 +9,8 @@ import torch
 from mtcabench.errors import InputError
 from mtcabench.evaluate import (
     SCORERS,
+    AblationSettings,
+    AttnTraceSettings,
     BaseScorer,
     TraceSettings,
     make_scorer,
@@ -117,11 +119,11 @@ def test_a_new_scorer_is_one_class():
             return sentence_top_k_mean(features.token_attn, features, 1)
 
     try:
-        assert SCORERS["test-max-attention"] is MaxAttention
+        assert SCORERS.get("test-max-attention") is MaxAttention
         f = features([[0.1, 0.7, 0.2]], [0, 0, 1], [True, True])
         assert torch.allclose(MaxAttention().sentence_scores(f), torch.tensor([[0.7, 0.2]]))
     finally:
-        del SCORERS["test-max-attention"]
+        SCORERS.unregister("test-max-attention")
 
 
 def test_turn_shares_aggregate_sentences_then_normalise():
@@ -163,16 +165,18 @@ def test_a_new_scorer_with_settings_is_one_class_and_from_settings():
         f = features([[0.1, 0.2, 0.3]], [0, 0, 1], [True, True])
         assert torch.allclose(scorer.sentence_scores(f), torch.tensor([[0.09, 0.09]]))
     finally:
-        del SCORERS["test-sharpened"]
+        SCORERS.unregister("test-sharpened")
 
 
 def test_make_scorer_reads_the_settings_through_each_class():
-    at = make_scorer("attntrace", TraceSettings(attntrace_top_tokens=2, attntrace_subsamples=4,
-                                                attntrace_keep=0.5), None)
+    at = make_scorer("attntrace", TraceSettings(scorers={"attntrace": AttnTraceSettings(
+        top_tokens=2, subsamples=4, keep=0.5)}), None)
     assert isinstance(at, AttnTrace) and at.parameters() == {
         "top_tokens": 2, "subsamples": 4, "keep": 0.5}
     assert isinstance(make_scorer("avg-attention", TraceSettings(), None), AverageAttention)
     with pytest.raises(InputError, match="unknown scorer 'nope'"):
         make_scorer("nope", TraceSettings(), None)
-    with pytest.raises(InputError, match="--scorer attntrace: attntrace needs"):
-        make_scorer("attntrace", TraceSettings(attntrace_keep=0), None)
+    with pytest.raises(InputError, match="attntrace needs"):
+        AttnTraceSettings(keep=0)
+    with pytest.raises(InputError, match=r"scorers\['attntrace'\] must be AttnTraceSettings"):
+        make_scorer("attntrace", TraceSettings(scorers={"attntrace": AblationSettings()}), None)

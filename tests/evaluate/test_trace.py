@@ -9,6 +9,7 @@ import pytest
 from mtcabench.benchmark import load_benchmark
 from mtcabench.errors import InputError
 from mtcabench.evaluate import (
+    AttnTraceSettings,
     SearchSettings,
     TraceSettings,
     merge_shards,
@@ -28,7 +29,7 @@ from mtcabench.model import (
 
 pytestmark = pytest.mark.model
 
-FAST = TraceSettings(attntrace_subsamples=3)
+FAST = TraceSettings(scorers={"attntrace": AttnTraceSettings(subsamples=3)})
 SCORERS = ("avg-attention", "attntrace", "at2")
 
 

@@ -14,7 +14,7 @@ import mtcabench
 from mtcabench.annotate.lineage import propose_conversation
 from mtcabench.cli import app
 from mtcabench.errors import ExitCode
-from mtcabench.evaluate import Tracer, TraceSettings
+from mtcabench.evaluate import AttnTraceSettings, Tracer, TraceSettings
 from mtcabench.graph import check_graph
 from mtcabench.model import EdgeKind, ProvenanceGraph, Role
 from mtcabench.transcripts import read_transcript
@@ -42,6 +42,12 @@ def test_openai_transcript_tree_json_and_pages(tmp_path):
     data = json.loads((out / "explain.json").read_text())
     assert data["kind"] == "explanation" and data["conversation"] == "refund_agent"
     assert data["model"] == "smollm2-135m-instruct" and data["forward_passes"] == 1
+    # a versioned record with the parameters a submission header of the same run holds
+    assert data["schema_version"] == 2 and data["scorer"] == "avg-attention"
+    assert data["parameters"]["seed"] == 0 and data["parameters"]["scorer_parameters"] == {}
+    assert data["parameters"]["top_k"] == 3 and data["parameters"]["dtype"] == "float32"
+    assert data["methods"]["tokengeist"]["d_max"] == 6 and "d_max" not in data["methods"]["flat"]
+    assert data["methods"]["flat"]["scorer_parameters"] == {}
     (target,) = data["targets"]
     assert target["span"]["turn"] == 9 and target["span"]["text"] == conv.turns[9].content
     graphs = {m: ProvenanceGraph.model_validate(g) for m, g in target["graphs"].items()}
@@ -107,7 +113,7 @@ def test_python_api_and_online_tracer_agree(loaded):
     assert sorted(e.pair for e in online.edges) == sorted(e.pair for e in graph.edges)
     # offline explain takes any scorer, AttnTrace's subsampling included
     at = mtcabench.explain(messages, turn=5, span="18.40", model=loaded, scorer="attntrace",
-                           settings=TraceSettings(attntrace_subsamples=2), method="flat")
+                           settings=TraceSettings(scorers={"attntrace": AttnTraceSettings(subsamples=2)}), method="flat")
     assert at.target == 5 and all(e.child == 5 for e in at.edges)
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from mtcabench.evaluate import (
+    AblationSettings,
     Attributor,
     Query,
     TraceSettings,
@@ -95,7 +96,7 @@ def test_the_peer_scorer_runs_the_package_as_a_flat_method(loaded, sample_conver
     text = conv.turns[turn].text
     span = TargetSpan(turn=turn, start=0, end=len(text), text=text)
     bspan = BenchmarkSpan.model_construct(id="s", conversation_id=conv.id, span=span)
-    settings = TraceSettings(ablation_passes=2)
+    settings = TraceSettings(scorers={"ablation": AblationSettings(passes=2)})
     scorer = make_scorer("peer-contextcite", settings, loaded)
     res = trace_conversation(Attributor(loaded, scorer), conv, [bspan], ["flat"], settings)
     assert res.forward_passes == 2  # the package's passes, per span

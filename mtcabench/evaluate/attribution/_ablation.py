@@ -39,17 +39,20 @@ tests/peers/test_contextcite.py checks against the package with its own masks.
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
-from mtcabench.evaluate.attribution._base import BaseScorer, register_scorer
+from mtcabench.evaluate._settings import MAX_ABLATION_PASSES, SettingsError
+from mtcabench.evaluate.attribution._base import BaseScorer, register_scorer, setting
 from mtcabench.evaluate.attribution._exclusive import exclusive
 
 if TYPE_CHECKING:
+    import torch
+
     from mtcabench.evaluate.attribution._engine import Query
     from mtcabench.evaluate.attribution._loading import LoadedModel
     from mtcabench.evaluate.attribution._render import Layout, RenderedConversation
@@ -116,6 +119,7 @@ class PrefixRunner:
         #: Tokens run by :meth:`logprobs` so far (the whole pass not counted).
         self.fed_tokens = 0
         rows = np.unique(rows[rows > 0])
+        import torch  # noqa: PLC0415 - torch only when a pass runs (the CLI reads the settings)
         from transformers import DynamicCache  # noqa: PLC0415 - with torch, when a pass runs
 
         self._cache_cls = DynamicCache
@@ -131,6 +135,8 @@ class PrefixRunner:
 
     @staticmethod
     def _token_logprobs(logits: torch.Tensor, labels: torch.Tensor) -> list[float]:
+        import torch  # noqa: PLC0415 - as above
+
         logp = torch.log_softmax(logits.float(), dim=-1)
         return logp[torch.arange(len(labels)), labels].double().cpu().tolist()
 
@@ -148,6 +154,8 @@ class PrefixRunner:
         if not len(todo):
             return out
         start = min(same, int(todo.min()) - 1)
+        import torch  # noqa: PLC0415 - as above
+
         cache = self._cache_cls(ddp_cache_data=[(k[:, :, :start], v[:, :, :start])
                                                 for k, v in self._kv])
         fed = torch.as_tensor(ids[start : int(todo.max()) + 1], device=self.device)[None]
@@ -250,35 +258,64 @@ def turn_columns(rendered: RenderedConversation, droppable: list[int]) -> list[l
     return [by_turn[t] for t in sorted(by_turn)]
 
 
+@dataclass(frozen=True)
+class AblationSettings:
+    """The ablation scorer's own settings (``--ablation-*``), checked when built: a value out
+    of range is one line (exit code 3) before any model loads."""
+
+    passes: int = setting(32, "ablation: random ablations per conversation (forward passes, "
+                          "plus one).")
+    keep: float = setting(0.5, "ablation: probability that a pass keeps a sentence.")
+    alpha: float = setting(0.01, "ablation: LASSO's L1 weight (ContextCite's 0.01).")
+
+    def __post_init__(self):
+        if (isinstance(self.passes, bool) or not isinstance(self.passes, int)
+                or not 2 <= self.passes <= MAX_ABLATION_PASSES):
+            raise SettingsError(f"ablation passes must be 2 to {MAX_ABLATION_PASSES} (forward "
+                                f"passes per conversation), got {self.passes}")
+        if not 0 < self.keep < 1:  # NaN fails every comparison: refused too
+            raise SettingsError(f"ablation keep must be between 0 and 1, got {self.keep}")
+        if not (isinstance(self.alpha, (int, float)) and math.isfinite(self.alpha)
+                and self.alpha >= 0):
+            raise SettingsError("ablation alpha (LASSO's L1 weight) must be a finite number "
+                                f"at least 0, got {self.alpha}")
+
+
 @register_scorer
 class Ablation(BaseScorer):
     """ContextCite's ablations and LASSO surrogate over whole turns, ``passes`` per
     conversation (module docstring)."""
 
     name = "ablation"
+    Settings = AblationSettings
+    summary = ("ContextCite (Cohen-Wang et al. 2024) over whole turns: each of `passes` passes "
+               "leaves out a random set of the turns before the last query, assistant turns "
+               "included, every turn kept in exactly `round(passes x keep)` passes (seeded by "
+               "`--seed`); per query, LASSO (`alpha`, ContextCite's solver) from \"which turns "
+               "were kept\" to the query's logit-probability; every sentence of a turn carries "
+               "its turn's weight")
+    passes_per_conversation = "passes + 1, whatever the number of spans and steps"
+    evidence = "turn"
+    offline_only = ("it reads log-probabilities of ablated contexts, and a key/value cache "
+                    "holds one context only")
     #: Every unit of a turn carries the turn's weight: pooled, a segment keeps it once.
     additive = False
     #: Assistant turns are sources of later queries: they are left out too.
     drops_assistant = True
 
-    def __init__(self, passes: int = 32, keep: float = 0.5, alpha: float = 0.01):
-        if passes < 2 or not 0 < keep < 1 or alpha < 0:
-            raise ValueError("ablation needs passes >= 2, 0 < keep < 1, alpha >= 0")
-        self.passes, self.keep, self.alpha = passes, keep, alpha
-
-    @classmethod
-    def from_settings(cls, settings, loaded):
-        return cls(settings.ablation_passes, settings.ablation_keep, settings.ablation_alpha)
+    def __init__(self, settings: AblationSettings | None = None, **fields: Any):
+        super().__init__(AblationSettings(**fields) if settings is None else settings)
 
     def plan_conversation(self, rendered, droppable, rng):
+        s = self.settings
         columns = turn_columns(rendered, droppable)
-        masks = balanced_masks(len(columns), self.passes, self.keep, rng)
+        masks = balanced_masks(len(columns), s.passes, s.keep, rng)
         return [frozenset(droppable[j] for c, kept in zip(columns, row, strict=True)
                           if not kept for j in c) for row in masks]
 
     def score_conversation(self, loaded, rendered, queries, droppable, drops):
         data = ablation_outputs(loaded, rendered, queries, droppable, drops)
-        scores = surrogate_scores(data, rendered, queries, self.alpha,
+        scores = surrogate_scores(data, rendered, queries, self.settings.alpha,
                                   turn_columns(rendered, droppable))
         return scores, len(drops) + 1
 
@@ -286,9 +323,8 @@ class Ablation(BaseScorer):
         raise NotImplementedError("the ablation scorer reads log-probabilities, not attention")
 
     def parameters(self) -> dict[str, Any]:
-        return {"passes": self.passes, "keep": self.keep, "alpha": self.alpha,
-                "solver": "lasso", "output": "logit-prob", "sources": "turns",
-                "design": "balanced"}
+        return {**super().parameters(), "solver": "lasso", "output": "logit-prob",
+                "sources": "turns", "design": "balanced"}
 
 
 def edge_drops(loaded: LoadedModel, rendered: RenderedConversation,

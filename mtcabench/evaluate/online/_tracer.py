@@ -116,9 +116,10 @@ DEFAULT_PASS_TOKENS = 1024
 class Tracer:
     """Attribution while a conversation grows: ``add`` each message, ``explain`` any span.
 
-    ``model`` is a model name (loaded here) or a :class:`LoadedModel`; ``scorer`` one whose
-    sentence score is a head-weighted attention mass (avg-attention, at2); ``settings`` as for
-    ``trace`` (the search's top-k, threshold, d_max, alpha; the turn aggregate; max_tokens).
+    ``model`` is a model name (loaded here) or a :class:`LoadedModel`; ``scorer`` one that
+    declares an online form (a head-weighted attention mass: avg-attention, at2); ``settings``
+    as for ``trace`` (the search's top-k, threshold, d_max, alpha; the turn aggregate;
+    max_tokens; the scorer's own settings in ``scorers``, e.g. ``{"at2": AT2Settings(...)}``).
 
     ``background`` (default): :meth:`add` never waits for the model; a worker thread runs it
     over the added turns while the agent waits for its LLM, taking together whatever waits

@@ -105,7 +105,7 @@ def plan_run(
     methods = get_methods(outs)
     if len(set(outs.values())) != len(outs):
         raise InputError("each method needs its own output file")
-    check_outputs_are_not_inputs(input_files(bench, settings.at2_weights),
+    check_outputs_are_not_inputs(input_files(bench, *settings.input_paths()),
                                  [*outs.values(), *map(partial_path, outs.values())])
     uses_model = any(m.uses_model for m in methods.values())
     if uses_model and scorer not in scorer_names():
@@ -129,6 +129,18 @@ def model_parameters(settings: TraceSettings, scorer: BaseScorer, loaded: Loaded
     }
 
 
+def header_parameters(name: str, method: Method, settings: TraceSettings,
+                      loaded: LoadedModel | None, scorer: BaseScorer | None) -> dict[str, Any]:
+    """What a submission header (and ``explain.json``) records as a method's ``parameters``:
+    its own settings, and for a model-based method the model's and the scorer's."""
+    params = method.parameters(settings)
+    if method.uses_model:
+        if loaded is None or scorer is None:
+            raise ValueError(f"method {name} needs the loaded model and the scorer")
+        params.update(model_parameters(settings, scorer, loaded))
+    return params
+
+
 def make_headers(origin: str, methods: Mapping[str, Method], settings: TraceSettings,
                  shard: tuple[int, int] | None, loaded: LoadedModel | None = None,
                  scorer: BaseScorer | None = None) -> dict[str, SubmissionHeader]:
@@ -140,11 +152,7 @@ def make_headers(origin: str, methods: Mapping[str, Method], settings: TraceSett
         notes["shard"] = {"index": shard[0], "count": shard[1]}
     headers = {}
     for name, method in methods.items():
-        params = method.parameters(settings)
-        if method.uses_model:
-            if loaded is None or scorer is None:
-                raise ValueError(f"method {name} needs the loaded model and the scorer")
-            params.update(model_parameters(settings, scorer, loaded))
+        params = header_parameters(name, method, settings, loaded, scorer)
         headers[name] = SubmissionHeader(
             method=name, scorer=scorer.name if method.uses_model else None,
             model=loaded.name if method.uses_model else None, parameters=params,

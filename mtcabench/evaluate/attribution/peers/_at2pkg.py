@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from mtcabench.evaluate.attribution._at2 import weights_for
 from mtcabench.evaluate.attribution._base import register_scorer
+from mtcabench.evaluate.attribution._scorers import AT2Settings
 from mtcabench.evaluate.attribution.peers._common import PeerScorer, import_peer
 
 
@@ -68,15 +68,25 @@ class PeerAT2(PeerScorer):
     """AT2 through its own package, once per query, with our weights (module docstring)."""
 
     name = "peer-at2"
+    #: The same weights as ``--scorer at2``: its ``--at2-*`` options.
+    Settings = AT2Settings
+    settings_of = "at2"
+    summary = "AT2 through its own package (`at2`), once per query, with the `--at2-weights`"
+    passes_per_conversation = "one per query"
+    offline_only = "it runs its package once per query"
 
-    def __init__(self, weights, source: str = ""):
+    def __init__(self, weights, source: str = "", settings: AT2Settings | None = None):
         import_peer("at2", "at2==0.0.1")
+        super().__init__(settings)
         self.weights, self.source = weights.float(), source
 
     @classmethod
     def from_settings(cls, settings, loaded):
-        weights, label = weights_for(loaded, settings.at2_weights)
-        return cls(weights, label)
+        from mtcabench.evaluate.attribution._at2 import weights_for  # noqa: PLC0415 - torch
+
+        own = cls.settings_in(settings)
+        weights, label = weights_for(loaded, own.weights)
+        return cls(weights, label, own)
 
     def query_scores(self, loaded, rendered, query, src):
         return at2_scores(loaded, rendered, query, src, self.weights), 1

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from mtcabench.evaluate.attribution._ablation import AblationSettings
 from mtcabench.evaluate.attribution._base import register_scorer
 from mtcabench.evaluate.attribution.peers._common import PeerScorer, import_peer
 
@@ -73,14 +74,19 @@ class PeerContextCite(PeerScorer):
     """ContextCite through its own package, once per query (module docstring)."""
 
     name = "peer-contextcite"
+    #: The same budget as ``--scorer ablation``: its ``--ablation-*`` options.
+    Settings = AblationSettings
+    settings_of = "ablation"
+    summary = ("ContextCite through its own package (`context-cite`), once per query, with "
+               "the `--ablation-*` budget")
+    passes_per_conversation = "passes per query"
+    offline_only = "it runs its package's ablations per query"
 
-    def __init__(self, passes: int = 32, keep: float = 0.5, alpha: float = 0.01):
+    def __init__(self, settings: AblationSettings | None = None, **fields: Any):
         import_peer("context_cite", "context-cite==0.0.4")
-        self.passes, self.keep, self.alpha = passes, keep, alpha
-
-    @classmethod
-    def from_settings(cls, settings, loaded):
-        return cls(settings.ablation_passes, settings.ablation_keep, settings.ablation_alpha)
+        super().__init__(AblationSettings(**fields) if settings is None else settings)
+        self.passes, self.keep, self.alpha = (self.settings.passes, self.settings.keep,
+                                              self.settings.alpha)
 
     def query_scores(self, loaded, rendered, query, src):
         citer = context_citer(loaded, rendered, query, src, passes=self.passes, keep=self.keep,

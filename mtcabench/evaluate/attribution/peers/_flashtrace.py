@@ -23,9 +23,13 @@ class PeerFlashTrace(PeerScorer):
     """FlashTrace through its own package, once per query (module docstring)."""
 
     name = "peer-flashtrace"
+    summary = "FlashTrace's information-flow attribution through its own package (`flashtrace`)"
+    passes_per_conversation = "one per query"
+    offline_only = "it runs its package once per query"
 
     def __init__(self, method: str = "flashtrace"):
         import_peer("flashtrace", "flashtrace==0.1.1")
+        super().__init__()
         self.method = method
 
     def query_scores(self, loaded, rendered, query, src):
