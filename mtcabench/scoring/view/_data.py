@@ -19,7 +19,7 @@ from mtcabench.graph import path_hops
 from mtcabench.model import DependencyType, Role, browser_offset
 from mtcabench.results.metrics import EVIDENCE_K, gold_evidence
 from mtcabench.scoring.scorer import score_spans
-from mtcabench.scoring.show import _COLOURS, _ROLE_FILL
+from mtcabench.render import EDGE_COLOURS, ROLE_FILL
 from mtcabench.results.submission import read_submission
 
 #: The layout of the document; the page refuses another one with a clear message.
@@ -94,8 +94,8 @@ def view_data(benchmark: Benchmark, submissions: Sequence[str | Path]) -> dict:
         "benchmark": benchmark.origin,
         "types": [t.value for t in DependencyType],
         "evidence_k": EVIDENCE_K,
-        "colours": dict(_COLOURS),
-        "role_fill": {r.value: _ROLE_FILL[r] for r in Role},
+        "colours": dict(EDGE_COLOURS),
+        "role_fill": {r.value: ROLE_FILL[r] for r in Role},
         "texts": list(texts),
         "conversations": conversations,
         "spans": spans,
