@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from mtcabench.explainer import explain_conversation
-from mtcabench.explainer._output import span_view
-from mtcabench.scoring.show import render_svg
+from mtcabench.explainer._output import drawing
+from mtcabench.render import to_svg
 from mtcabench.transcripts import read_transcript, target_span
 
 LOG = ROOT / "examples" / "refund_agent.json"
@@ -30,7 +30,7 @@ def main() -> None:
     last = len(conv.turns) - 1
     explanation = explain_conversation(conv, [target_span(conv, last, "R-99120")],
                                        methods=["tokengeist"])
-    svg = render_svg(span_view(explanation, 0, "tokengeist"))
+    svg = to_svg(drawing(explanation, 0, "tokengeist"))
     OUT.write_text(svg + "\n", encoding="utf-8")
     print(f"wrote {OUT.relative_to(ROOT)} ({len(svg):,} characters)")
 

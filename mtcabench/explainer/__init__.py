@@ -6,7 +6,7 @@ stages (like :mod:`mtcabench.demo`): it reads a conversation as agents log it
 every value the lineage annotator finds in a turn: :func:`mtcabench.annotate.lineage.propose_conversation`),
 attributes them with the evaluator in one set of forward passes (Tokengeist, flat or any
 registered method; any base scorer), and shows the result as a tree, a JSON file and HTML
-pages drawn by the renderer of ``mtcabench show``. Online tracing inside an agent loop is
+pages drawn by the renderer of ``mtcabench show`` (:mod:`mtcabench.render`). Online tracing inside an agent loop is
 :class:`mtcabench.evaluate.Tracer` (the root's ``mtcabench.Tracer`` is its subclass here
 whose graphs print as trees).
 

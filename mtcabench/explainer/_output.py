@@ -1,7 +1,6 @@
 """Showing an explanation: a tree in the terminal, ``explain.json`` and one HTML page per
-span and method, drawn by the same renderer as ``mtcabench show`` (without gold).
-
-The renderer is imported when a page is drawn: the scoring stage brings matplotlib.
+span and method, drawn by the renderer (:mod:`mtcabench.render`) that draws ``mtcabench
+show``'s pages, with no gold graph.
 """
 
 from __future__ import annotations
@@ -18,18 +17,8 @@ from rich.tree import Tree
 from mtcabench.errors import InputError
 from mtcabench.explainer._explain import Explanation
 from mtcabench.io import all_or_nothing, atomic_write
-from mtcabench.model import (
-    BenchmarkSpan,
-    DecisionSource,
-    DependencyType,
-    Edge,
-    EdgeKind,
-    PredictedEdge,
-    ProvenanceGraph,
-    Role,
-    TargetSpan,
-    Verdict,
-)
+from mtcabench.model import Edge, EdgeKind, Role, TargetSpan
+from mtcabench.render import Drawing, Graph, to_html
 from mtcabench.terminal import plain
 
 #: Name of the graphs file written into ``--out``.
@@ -115,28 +104,14 @@ def render_trees(explanation: Explanation) -> list[Tree]:
             for k in range(len(explanation.targets)) for m in explanation.graphs]
 
 
-def span_view(explanation: Explanation, k: int, method: str):
-    """The :class:`~mtcabench.scoring.show.SpanView` that ``show``'s renderer draws for target
-    ``k`` by ``method``: no gold graph."""
-    from mtcabench.scoring.show import SpanView
-
-    conv = explanation.conversation
-    target = explanation.targets[k]
+def drawing(explanation: Explanation, k: int, method: str) -> Drawing:
+    """What the renderer draws for target ``k`` by ``method``: the transcript up to the
+    target and the traced graph, with no gold graph."""
     graph = explanation.graphs[method][k]
-    alone = ProvenanceGraph(target=target.turn, nodes=[target.turn], edges=[])
-    # The renderer reads a benchmark span; its gold fields are not shown (with_gold=False).
-    span = BenchmarkSpan(
-        id=explanation.span_id(k), conversation_id=conv.id, source=conv.source,
-        domain=conv.domain, span=target, dependency_type=DependencyType.DIRECT, graph=alone,
-        depth=0, sources=[], decision_source=DecisionSource.AUTO, verdict=Verdict.ACCEPT)
-    edges = [PredictedEdge(child=e.child, parent=e.parent,
-                           score=e.score,
-                           sentences=e.sentences or None)
-             for e in graph.edges]
     label = method if explanation.scorer is None else f"{method} ({explanation.scorer})"
     structural = frozenset(e.pair for e in graph.edges if e.kind is EdgeKind.STRUCTURAL)
-    return SpanView(span, conv, edges, label=label, status="predicted", with_gold=False,
-                    structural=structural)
+    return Drawing(explanation.span_id(k), explanation.conversation, explanation.targets[k],
+                   [Graph(label, graph.edges, structural=structural)])
 
 
 def page_name(target: TargetSpan, method: str) -> str:
@@ -154,8 +129,6 @@ def output_paths(targets: Sequence[TargetSpan], methods: Iterable[str], out: str
 
 def write_explanation(explanation: Explanation, out: str | Path) -> list[Path]:
     """Write ``explain.json`` and one HTML page per target and method into folder ``out``."""
-    from mtcabench.scoring.show import render_html
-
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise InputError(f"{out}: exists and is not a folder; choose another --out")
@@ -168,5 +141,5 @@ def write_explanation(explanation: Explanation, out: str | Path) -> list[Path]:
         for k in range(len(explanation.targets)):
             for m in explanation.graphs:
                 with atomic_write(next(pages)) as fh:
-                    fh.write(render_html(span_view(explanation, k, m)))
+                    fh.write(to_html(drawing(explanation, k, m)))
     return paths

@@ -9,7 +9,8 @@ The public surface; the code lives in one module per role:
 - :mod:`~mtcabench.results.report`: the report and comparison records (JSON);
 - :mod:`~mtcabench.scoring.tables`: terminal and Markdown tables;
 - :mod:`~mtcabench.scoring.plots`: the bar chart by dependency type;
-- :mod:`~mtcabench.scoring.show`: one span drawn with gold and predicted graphs;
+- :mod:`~mtcabench.scoring.show`: one span drawn with gold and predicted graphs (by
+  :mod:`mtcabench.render`);
 - :mod:`~mtcabench.results.schema`: the published JSON schema of a submission line;
 - :mod:`~mtcabench.scoring.run`: a whole scoring run, as the CLI and the demo do it.
 """

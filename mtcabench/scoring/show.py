@@ -1,7 +1,8 @@
 """Drawing one span: its conversation with the gold graph and a submission's graph overlaid.
 
-Turns are drawn top to bottom up to the target turn; gold edges arc on the left,
-predicted edges on the right. An edge in both is green on both sides, a gold edge the
+A benchmark span and a submission's entry, given to the renderer (:mod:`mtcabench.render`)
+as a drawing with gold: turns top to bottom up to the target turn, gold edges arcing on the
+left, predicted edges on the right; an edge in both is green on both sides, a gold edge the
 submission missed is red and dashed, a predicted edge that is not gold is orange. The same
 picture is given as SVG, as an HTML page (SVG, per-span metrics, full turn texts), and as
 Mermaid or DOT text for pasting into documents.
@@ -10,11 +11,10 @@ Mermaid or DOT text for pasting into documents.
 from __future__ import annotations
 
 import difflib
-import html
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mtcabench import render
 from mtcabench.errors import InputError
 from mtcabench.graph import path_hops
 from mtcabench.io import (
@@ -27,69 +27,65 @@ from mtcabench.model import (
     BenchmarkSpan,
     Conversation,
     PredictedEdge,
-    Role,
     ScoredSentence,
     parse_span_id,
 )
+from mtcabench.render import Drawing, Fact, Graph
 from mtcabench.results.metrics import METRICS, score_span
 from mtcabench.results.submission import read_submission
-from mtcabench.scoring._highlight import best_quote, evidence_marks, highlight
 from mtcabench.scoring.scorer import as_benchmark, benchmark_inputs
 
 Pair = tuple[int, int]
 
-BOTH, MISSED, EXTRA, GOLD = "#2e8b57", "#d62728", "#ff8c00", "#333333"
-PREDICTED = "#1f77b4"  # an edge of a view without gold (mtcabench explain)
-STRUCTURAL = "#888888"  # there: a tool result's edge to the turn that issued its call
-_COLOURS = {"both": BOTH, "missed": MISSED, "extra": EXTRA, "gold": GOLD, "predicted": PREDICTED,
-            "structural": STRUCTURAL}
-_ROLE_FILL = {Role.SYSTEM: "#eeeeee", Role.USER: "#dbe9f7", Role.ASSISTANT: "#ffffff",
-              Role.TOOL: "#fdf3d0"}
-
 
 @dataclass
 class SpanView:
-    """What is drawn for one span: gold and predicted edges, classified.
-
-    The edge sets are built once: every drawing asks the kind of each edge, and that must
-    cost a set lookup, not a pass over the graph (which made drawing quadratic).
-    """
+    """What is drawn for one span: its gold graph and a submission's edges (None: no
+    submission given), as the renderer's :class:`~mtcabench.render.Drawing` (built once)."""
 
     span: BenchmarkSpan
     conversation: Conversation
     predicted: list[PredictedEdge] | None  # None: no submission given
     label: str = "prediction"
     status: str = "predicted"  # predicted, missing or skipped
-    #: False where the span has no gold graph (``mtcabench explain``): predictions only.
-    with_gold: bool = True
-    scores: dict[Pair, float] = field(default_factory=dict)
-    #: A predicted edge's evidence sentences (offsets into the parent's text), best first.
-    evidence: dict[Pair, list[ScoredSentence]] = field(default_factory=dict)
-    #: Without gold: the predicted edges that are structural (a tool result answers a call).
-    structural: frozenset[Pair] = frozenset()
-    gold: frozenset[Pair] = field(init=False)
-    pred: frozenset[Pair] = field(init=False)
+    drawing: Drawing = field(init=False)
 
     def __post_init__(self) -> None:
-        for e in self.predicted or []:
-            if e.score is not None:
-                self.scores[(e.child, e.parent)] = max(e.score, self.scores.get((e.child, e.parent),
-                                                                               e.score))
-            if e.sentences:
-                self.evidence.setdefault((e.child, e.parent), list(e.sentences))
-        self.gold = frozenset(e.pair for e in self.span.graph.edges)
-        self.pred = frozenset((e.child, e.parent) for e in self.predicted or [])
+        span = self.span
+        graph = Graph(self.label, self.predicted, status=self.status)
+        self.drawing = Drawing(
+            span.id, self.conversation, span.span, [graph],
+            gold=frozenset(e.pair for e in span.graph.edges),
+            note=span.dependency_type.value,
+            facts=[[Fact("dependency type", span.dependency_type.value, strong=True),
+                    Fact("source", f"{span.source}/{span.domain}")],
+                   [Fact("gold depth", f"{span.depth} ({_hops(span)})"),
+                    Fact("gold sources", str(span.sources))]])
+
+    @property
+    def graph(self) -> Graph:
+        return self.drawing.graphs[0]
+
+    @property
+    def gold(self) -> frozenset[Pair]:
+        return self.drawing.gold_pairs()
+
+    @property
+    def pred(self) -> frozenset[Pair]:
+        return self.graph.pairs
+
+    @property
+    def scores(self) -> dict[Pair, float]:
+        return self.graph.scores
+
+    @property
+    def evidence(self) -> dict[Pair, list[ScoredSentence]]:
+        """A predicted edge's evidence sentences (offsets into the parent's text), best first."""
+        return self.graph.evidence
 
     def kind(self, pair: Pair) -> str:
-        """'both', 'missed' (gold only), 'extra' (predicted only); 'gold' without a submission;
-        'predicted' or 'structural' without gold."""
-        if not self.with_gold:
-            return "structural" if pair in self.structural else "predicted"
-        if self.predicted is None:
-            return "gold"
-        if pair in self.gold and pair in self.pred:
-            return "both"
-        return "missed" if pair in self.gold else "extra"
+        """'both', 'missed' (gold only), 'extra' (predicted only); 'gold' without a submission."""
+        return self.drawing.kind(pair, self.graph)
 
     def metrics(self) -> dict[str, float | None]:
         return score_span(self.span, self.conversation, self.predicted or ()).values()
@@ -99,220 +95,31 @@ class SpanView:
         return self.conversation.turns[: self.span.graph.target + 1]
 
 
-def _colour(view: SpanView, pair: Pair) -> str:
-    return _COLOURS[view.kind(pair)]
-
-
-def _one_line(text: str, limit: int) -> str:
-    flat = re.sub(r"\s+", " ", text).strip()
-    return flat if len(flat) <= limit else flat[: limit - 1] + "\u2026"
-
-
-# --------------------------------------------------------------------------- SVG
-
-
-def _legend(view: SpanView) -> str:
-    if not view.with_gold:
-        return (f'<text x="10" y="58"><tspan fill="{STRUCTURAL}">\u25a0 structural (a tool '
-                f'result answers the call of that turn)</tspan>  '
-                f'<tspan fill="{PREDICTED}">\u25a0 predicted edge (score: '
-                'the parent turn\'s share)</tspan></text>')
-    if view.predicted is None:
-        return f'<text x="10" y="58"><tspan fill="{GOLD}">\u25a0 gold edge</tspan></text>'
-    return (f'<text x="10" y="58"><tspan fill="{BOTH}">\u25a0 in both</tspan>  '
-            f'<tspan fill="{MISSED}">\u25a0 gold, missed</tspan>  '
-            f'<tspan fill="{EXTRA}">\u25a0 predicted, not gold</tspan></text>')
+def _metric_rows(view: SpanView) -> list[tuple[str, float | None]]:
+    """The span's metrics as the page's table rows: (label, value)."""
+    return [(METRICS[k].label, v) for k, v in view.metrics().items()]
 
 
 def render_svg(view: SpanView) -> str:
     """The conversation up to the target, gold edges left, predicted edges right."""
-    width, arc, row, gap, top = 1100, 190, 46, 8, 70
-    box_x, box_w = arc + 10, width - 2 * arc - 20
-    turns = view.turns
-    height = top + len(turns) * (row + gap) + 20
-    y = {t.index: top + t.index * (row + gap) + row / 2 for t in turns}
-    e = html.escape
-    out = [
-        (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-         f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">'),
-        "<defs>" + "".join(
-            f'<marker id="arrow-{name}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
-            f'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
-            f'fill="{colour}"/></marker>'
-            for name, colour in _COLOURS.items()) + "</defs>",
-        f'<text x="10" y="20" font-size="14" font-weight="bold">{e(view.span.id)}</text>',
-        (f'<text x="10" y="40">{e(view.span.dependency_type.value)}; gold edges on the left, '
-         f'{e(view.label)} ({e(view.status)}) on the right</text>' if view.with_gold else
-         f'<text x="10" y="40">{e(view.label)}: edges on the right</text>'),
-        _legend(view),
-    ]
-    target = view.span.graph.target
-    for t in turns:
-        y0 = y[t.index] - row / 2
-        stroke = 'stroke="#000" stroke-width="2.5"' if t.index == target else 'stroke="#999"'
-        out.append(f'<rect x="{box_x}" y="{y0}" width="{box_w}" height="{row}" rx="4" '
-                   f'fill="{_ROLE_FILL[t.role]}" {stroke}/>')
-        out.append(f'<text x="{box_x + 6}" y="{y0 + 16}" font-weight="bold">#{t.index} '
-                   f'{t.role.value}{" (target)" if t.index == target else ""}</text>')
-        # About 7 px per character at 12 px: keep the line inside its box.
-        limit = int((box_w - 12) / 7)
-        line = (f'span: \u201c{_one_line(view.span.span.text, limit - 8)}\u201d'
-                if t.index == target else _one_line(t.text, limit))
-        out.append(f'<text x="{box_x + 6}" y="{y0 + 34}">{e(line)}</text>')
-    for side, pairs in (("gold", sorted(view.gold)), ("pred", sorted(view.pred))):
-        for child, parent in pairs:
-            if child not in y or parent not in y:
-                continue
-            kind = view.kind((child, parent))
-            colour = _colour(view, (child, parent))
-            bend = min(arc - 15, 25 + 14 * (child - parent))
-            x0 = box_x if side == "gold" else box_x + box_w
-            xc = x0 - bend if side == "gold" else x0 + bend
-            dash = {"missed": ' stroke-dasharray="5,4"',
-                    "structural": ' stroke-dasharray="2,3"'}.get(kind, "")
-            title = f"{side} edge {child}->{parent} ({kind})"
-            if side == "pred" and (child, parent) in view.scores:
-                title += f" score {view.scores[(child, parent)]:.3g}"
-            out.append(
-                f'<path d="M{x0},{y[child]} C{xc},{y[child]} {xc},{y[parent]} {x0},{y[parent]}" '
-                f'fill="none" stroke="{colour}" stroke-width="2"{dash} '
-                f'marker-end="url(#arrow-{kind})" class="edge {side} {kind}" '
-                f'data-edge="{child}-&gt;{parent}"><title>{e(title)}</title></path>')
-            if side == "pred" and (child, parent) in view.scores:
-                # Beside the arc's outermost point (3/4 of the bend for this curve), on a
-                # white halo: never on the line itself, legible over any arc it crosses.
-                out.append(f'<text x="{x0 + 0.75 * bend + 4:.1f}" '
-                           f'y="{(y[child] + y[parent]) / 2 + 4}" fill="{colour}" '
-                           f'font-size="10" stroke="#fff" stroke-width="3" '
-                           f'paint-order="stroke" class="score">'
-                           f'{view.scores[(child, parent)]:.2f}</text>')
-    out.append("</svg>")
-    return "\n".join(out)
-
-
-# --------------------------------------------------------------------------- HTML
+    return render.to_svg(view.drawing)
 
 
 def render_html(view: SpanView) -> str:
     """A page: the span's facts and metrics, the SVG, the edges, and every turn in full."""
-    e = html.escape
-    span = view.span
-    metrics = view.metrics() if view.predicted is not None and view.with_gold else {}
-    rows = "".join(
-        f"<tr><td>{e(METRICS[k].label)}</td><td>{'n/a' if v is None else f'{v:.3f}'}</td></tr>"
-        for k, v in metrics.items())
-    # Without gold (explain) the gold and predicted columns would say "n/a" and "yes" on every
-    # row: only the edge's kind (content, or structural: a tool result answers a call) stays.
-    edges = "".join(
-        f'<tr style="color:{_colour(view, p)}" class="{view.kind(p)}"><td>{p[0]} \u2192 {p[1]}</td>'
-        + (f"<td>{'yes' if p in view.gold else 'no'}</td>"
-           f"<td>{'yes' if p in view.pred else 'no'}</td>" if view.with_gold else "")
-        + f"<td>{'' if p not in view.scores else f'{view.scores[p]:.4g}'}</td>"
-        + (f"<td>{view.kind(p)}</td>" if view.with_gold else
-           f"<td>{'structural: answers its call' if p in view.structural else 'content'}</td>")
-        + f'<td class="quote">{e(best_quote(view.evidence, view.conversation, p))}</td></tr>'
-        for p in sorted(view.gold | view.pred, reverse=True))
-    head = ("<th>gold</th><th>predicted</th><th>score</th><th>kind</th>" if view.with_gold
-            else "<th>score</th><th>kind</th>")
-    marks = evidence_marks(view.evidence, view.conversation)
-    turns = []
-    for t in view.turns:
-        text = e(t.text)
-        if t.index in marks:
-            text = highlight(t.text, marks[t.index])
-        if t.index == span.graph.target:
-            s = span.span
-            text = (e(t.text[: s.start]) + "<mark>" + e(t.text[s.start : s.end]) + "</mark>"
-                    + e(t.text[s.end :]))
-        turns.append(f'<div class="turn {t.role.value}"><b>#{t.index} {t.role.value}</b>'
-                     f"<pre>{text}</pre></div>")
-    facts = (f"""<p>dependency type <b>{e(span.dependency_type.value)}</b>; source {e(span.source)}/{e(span.domain)};
-gold depth {span.depth} ({_hops(span)}); gold sources {span.sources}; {e(view.label)}: <b>{e(view.status)}</b></p>"""
-             if view.with_gold else f"<p>{e(view.label)}: <b>{e(view.status)}</b>; no gold graph</p>")
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>{e(span.id)}</title>
-<style>body{{font-family:sans-serif;margin:1.5em}} pre{{white-space:pre-wrap;margin:.3em 0}}
-table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:2px 8px}}
-.turn{{border:1px solid #ccc;border-radius:4px;padding:4px 8px;margin:4px 0}}
-.user{{background:#dbe9f7}} .tool{{background:#fdf3d0}} .system{{background:#eee}}
-mark{{background:#ffe066}} mark.evidence{{background:#b7f0c8;border-bottom:2px solid #2e8b57}}
-td.quote{{max-width:40em;color:#333}}</style></head><body>
-<h1>{e(span.id)}</h1>
-{facts}
-<p>target span: <mark>{e(span.span.text)}</mark></p>
-{f'<table><tr><th>metric (this span)</th><th>value</th></tr>{rows}</table>' if rows else ''}
-<h2>Graphs</h2>
-{render_svg(view)}
-<h2>Edges</h2>
-<table><tr><th>edge (child \u2192 parent)</th>{head}<th>best evidence in the parent</th></tr>
-{edges}</table>
-<h2>Conversation up to the target</h2>
-{''.join(turns)}
-</body></html>
-"""
-
-
-# --------------------------------------------------------------------------- text
-
-
-def _edge_label(view: SpanView, pair: Pair) -> str:
-    kind = view.kind(pair)
-    label = {"both": "gold+predicted", "missed": "gold only (missed)",
-             "extra": "predicted only", "gold": "gold", "predicted": "predicted"}[kind]
-    if pair in view.scores:
-        label += f" {view.scores[pair]:.2f}"
-    return label
-
-
-def _nodes(view: SpanView) -> list[int]:
-    nodes = {view.span.graph.target} | {x for p in view.gold | view.pred for x in p}
-    return sorted(nodes, reverse=True)
+    if view.predicted is not None:  # scored here: only the page shows them
+        view.graph.metrics = _metric_rows(view)
+    return render.to_html(view.drawing)
 
 
 def render_mermaid(view: SpanView) -> str:
     """A Mermaid flowchart: one node per turn in either graph, edges coloured by kind."""
-
-    def esc(text: str) -> str:
-        # Mermaid's entity codes; '#' itself first so that user text cannot form one.
-        return (text.replace("#", "#35;").replace('"', "#quot;").replace("|", "#124;")
-                .replace("<", "#lt;").replace(">", "#gt;"))
-
-    lines = ["flowchart RL", f"  %% {view.span.id}: gold vs {view.label} ({view.status})"]
-    for n in _nodes(view):
-        t = view.conversation.turns[n]
-        text = view.span.span.text if n == view.span.graph.target else t.text
-        lines.append(f'  t{n}["turn {n}, {t.role.value}: {esc(_one_line(text, 48))}"]')
-    styles = []
-    for i, pair in enumerate(sorted(view.gold | view.pred, reverse=True)):
-        kind = view.kind(pair)
-        arrow = "-.->" if kind == "missed" else "-->"
-        lines.append(f'  t{pair[0]} {arrow}|"{esc(_edge_label(view, pair))}"| t{pair[1]}')
-        styles.append(f"  linkStyle {i} stroke:{_colour(view, pair)},stroke-width:2px")
-    lines.append(f"  style t{view.span.graph.target} stroke-width:3px")
-    return "\n".join(lines + styles) + "\n"
+    return render.to_mermaid(view.drawing)
 
 
 def render_dot(view: SpanView) -> str:
     """The same picture as Graphviz DOT."""
-
-    def esc(text: str) -> str:
-        return text.replace("\\", "\\\\").replace('"', '\\"')
-
-    lines = [f'digraph "{esc(view.span.id)}" {{', "  rankdir=RL;",
-             "  node [shape=box, fontname=sans];",
-             f'  label="{esc(view.span.id)}: gold vs {esc(view.label)} ({view.status})";']
-    for n in _nodes(view):
-        t = view.conversation.turns[n]
-        text = view.span.span.text if n == view.span.graph.target else t.text
-        pen = ", penwidth=3" if n == view.span.graph.target else ""
-        lines.append(f'  t{n} [label="turn {n}, {t.role.value}: {esc(_one_line(text, 48))}", '
-                     f'style=filled, fillcolor="{_ROLE_FILL[t.role]}"{pen}];')
-    for pair in sorted(view.gold | view.pred, reverse=True):
-        style = ", style=dashed" if view.kind(pair) == "missed" else ""
-        lines.append(f'  t{pair[0]} -> t{pair[1]} [color="{_colour(view, pair)}", '
-                     f'label="{esc(_edge_label(view, pair))}"{style}];')
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+    return render.to_dot(view.drawing)
 
 
 # --------------------------------------------------------------------------- loading, files

@@ -19,7 +19,7 @@ import mtcabench
 from mtcabench.cli import app
 from mtcabench.evaluate import Tracer
 from mtcabench.model import EdgeKind, ProvenanceGraph
-from mtcabench.scoring._highlight import WEIGHT_FLOOR
+from mtcabench.render._highlight import WEIGHT_FLOOR
 from mtcabench.transcripts import read_transcript
 
 pytestmark = [pytest.mark.model, pytest.mark.browser]

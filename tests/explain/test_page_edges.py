@@ -10,9 +10,9 @@ from pathlib import Path
 
 from mtcabench.evaluate import TraceSettings
 from mtcabench.explainer import Explanation
-from mtcabench.explainer._output import span_view
+from mtcabench.explainer._output import drawing
 from mtcabench.model import Edge, EdgeKind, ProvenanceGraph, ScoredSentence
-from mtcabench.scoring.show import render_html
+from mtcabench.render import to_html
 from mtcabench.transcripts import read_transcript, target_span
 
 LOG = Path(__file__).resolve().parents[2] / "examples" / "refund_agent.json"
@@ -28,7 +28,7 @@ def _page() -> str:
         Edge(child=7, parent=5, score=0.6)])
     explanation = Explanation(conv, [target], {"tokengeist": [graph]}, "m", "avg-attention",
                               TraceSettings())
-    return render_html(span_view(explanation, 0, "tokengeist"))
+    return to_html(drawing(explanation, 0, "tokengeist"))
 
 
 def test_structural_edges_are_marked_and_empty_columns_dropped():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from mtcabench.model import Conversation, ScoredSentence
-from mtcabench.scoring._highlight import WEIGHT_FLOOR, evidence_marks, highlight
+from mtcabench.render._highlight import WEIGHT_FLOOR, evidence_marks, highlight
 
 CONV = Conversation.model_validate({
     "id": "hand/marks", "source": "hand", "domain": "test", "turns": [

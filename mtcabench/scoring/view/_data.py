@@ -24,7 +24,7 @@ from mtcabench.graph import path_hops
 from mtcabench.model import DependencyType, Role, browser_offset
 from mtcabench.results.metrics import EVIDENCE_K, METRICS, gold_evidence
 from mtcabench.scoring.scorer import score_spans
-from mtcabench.scoring.show import _COLOURS, _ROLE_FILL
+from mtcabench.render import EDGE_COLOURS, ROLE_FILL
 from mtcabench.results.submission import read_submission
 
 #: The layout of the document; the page refuses another one with a clear message.
@@ -98,8 +98,8 @@ def view_data(benchmark: Benchmark, submissions: Sequence[str | Path]) -> dict:
         "evidence_k": EVIDENCE_K,
         "metrics": [{"name": name, "label": m.label, "definition": m.definition, "view": m.view}
                     for name, m in METRICS.items()],
-        "colours": dict(_COLOURS),
-        "role_fill": {r.value: _ROLE_FILL[r] for r in Role},
+        "colours": dict(EDGE_COLOURS),
+        "role_fill": {r.value: ROLE_FILL[r] for r in Role},
         "texts": list(texts),
         "conversations": conversations,
         "spans": spans,

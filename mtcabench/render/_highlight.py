@@ -5,16 +5,9 @@ shade graded by score, only the sentences that carry weight)."""
 from __future__ import annotations
 
 import html
-import re
 
 from mtcabench.model import Conversation, ScoredSentence
-
-Pair = tuple[int, int]
-
-
-def _one_line(text: str, limit: int) -> str:
-    flat = re.sub(r"\s+", " ", text).strip()
-    return flat if len(flat) <= limit else flat[: limit - 1] + "\u2026"
+from mtcabench.render._drawing import Pair, one_line
 
 
 def best_quote(evidence: dict[Pair, list[ScoredSentence]], conversation: Conversation,
@@ -24,7 +17,7 @@ def best_quote(evidence: dict[Pair, list[ScoredSentence]], conversation: Convers
     if not best:
         return ""
     x = best[0]
-    return f"\u201c{_one_line(conversation.turns[pair[1]].text[x.start:x.end], limit)}\u201d"
+    return f"\u201c{one_line(conversation.turns[pair[1]].text[x.start:x.end], limit)}\u201d"
 
 
 #: An evidence sentence is highlighted when its score is at least this share of its edge's
