@@ -20,7 +20,7 @@ from mtcabench.cli import app
 from mtcabench.ingest import read_taubench
 from mtcabench.io import write_records
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 from lineage_long import long_conversation  # noqa: E402
 
 PINNED = {
