@@ -22,13 +22,13 @@ from pathlib import Path
 from _memory import PeakRss
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # tests.support
 
 
 def one(length: int, eager: bool, n_rows: int, plain: bool = False) -> dict:
     import numpy as np
     import torch
-    from conftest import taubench_airline_path
+    from tests.support.paths import taubench_airline_path
 
     from mtcabench.evaluate import load_model, render_conversation
     from mtcabench.evaluate.attribution._attention import forward, query_features

@@ -56,9 +56,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # tests.support
 
-from conftest import taubench_airline_path
+from tests.support.paths import taubench_airline_path
 
 from mtcabench.baselines import FLOORS
 from mtcabench.benchmark import Benchmark, load_benchmark

@@ -47,10 +47,10 @@ from collections import deque
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "benchmarks")]
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 from _memory import PeakRss, rss_mib
-from conftest import taubench_airline_path
+from tests.support.paths import taubench_airline_path
 from parameter_study import split_of, write_docs
 
 from mtcabench.benchmark import load_benchmark

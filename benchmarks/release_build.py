@@ -1,7 +1,7 @@
 """Build and validation of a full-size (3,845-span) release generated from the sample.
 
 The sample's three conversations are replicated under new ids, with the hand-written review
-decisions of tests/release/sample_reviews.py (14 decisions on 9 spans per copy, 7 released:
+decisions of tests/support/sample_reviews.py (14 decisions on 9 spans per copy, 7 released:
 human and automatic decisions, edits, rejections, split votes), until the release holds the
 paper's 3,845 spans. Each phase runs in a fresh process so that its peak memory (max RSS) is
 its own; a process that only imports the release package gives the baseline.

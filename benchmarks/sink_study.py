@@ -36,9 +36,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # tests.support
 
-from conftest import taubench_airline_path  # noqa: E402
+from tests.support.paths import taubench_airline_path  # noqa: E402
 from parameter_study import build_gold, by_conversation, split_of  # noqa: E402
 
 from mtcabench.benchmark import load_benchmark  # noqa: E402

@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "benchmarks")]
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
-from conftest import taubench_airline_path
+from tests.support.paths import taubench_airline_path
 from parameter_study import build_gold, split_of
 
 from mtcabench.benchmark import load_benchmark

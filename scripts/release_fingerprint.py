@@ -7,7 +7,7 @@ release (``trace --method recency --method first-user``), scores both submission
 the release again with their score reports (``release build --scores``), which fills the card's
 evaluator rows. Then builds the bundled sample in the card's other variants (human and
 automatic decisions, all human, a previous version, candidates, decisions naming no
-annotator), with the hand-written decisions of tests/release/sample_reviews.py. Prints one line
+annotator), with the hand-written decisions of tests/support/sample_reviews.py. Prints one line
 per file, ``sha256  path``: every file of the release folders and the per-span scores. Run it before and after a change that must keep releases and scores
 byte-identical and compare the two outputs (``diff``). Everything is written under one fixed
 folder (``--work``, emptied first), so that paths written into the files are the same.
@@ -83,16 +83,11 @@ def fingerprint(raw: Path, work: Path) -> list[str]:
 
 def sample_variants(work: Path) -> list[Path]:
     """Build the sample's releases in each variant of the card; their folders."""
-    import importlib.util
-
     from mtcabench.io import write_records
     from mtcabench.model import Annotator, Candidate
     from mtcabench.release import build_release
+    from tests.support import sample_reviews as reviews
 
-    spec = importlib.util.spec_from_file_location(
-        "sample_reviews", ROOT / "tests" / "release" / "sample_reviews.py")
-    reviews = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(reviews)
     convs = reviews.sample_conversations()
     decisions = reviews.sample_decisions(convs)
     conv_path = work / "sample-conversations.jsonl"
@@ -136,7 +131,7 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "mtcabench-release-fingerprint",
                     help="folder to build in (emptied first)")
     a = ap.parse_args()
-    sys.path.insert(0, str(ROOT))  # the checkout's package, for the sample variants
+    sys.path.insert(0, str(ROOT))  # the checkout's package and tests.support, for the samples
     if a.raw is None:
         sys.exit("gpt-4o-airline.json not found: pass --raw or set MTCABENCH_TAUBENCH_AIRLINE")
     shutil.rmtree(a.work, ignore_errors=True)

@@ -11,28 +11,13 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.paths import CHROMIUM, CHROMIUM_ARGS, ROOT, SAMPLE, taubench_airline_path
 
 # tests/peers/ runs the attribution methods' own packages, which live in the peers' virtual
 # environment (scripts/setup_peers.sh; .ci/run runs the folder there). Elsewhere it is not
 # collected at all: the default run neither fails nor skips for their absence.
 collect_ignore = [] if all(importlib.util.find_spec(m) for m in ("at2", "context_cite")) else [
     "peers"]
-SAMPLE = ROOT / "raw" / "sample" / "sample-airline.json"
-
-
-def taubench_airline_path() -> Path | None:
-    """The real gpt-4o-airline.json: $MTCABENCH_TAUBENCH_AIRLINE, raw/data/ after `raw fetch`,
-    or the workplace's shared copy beside the checkout."""
-    candidates = [
-        os.environ.get("MTCABENCH_TAUBENCH_AIRLINE"),
-        ROOT / "raw" / "data" / "taubench" / "gpt-4o-airline.json",
-        ROOT.parent / "shared" / "raw" / "tau-bench" / "gpt-4o-airline.json",
-    ]
-    for c in candidates:
-        if c and Path(c).is_file():
-            return Path(c)
-    return None
 
 
 @pytest.fixture(scope="session")
@@ -85,12 +70,6 @@ def taubench_airline() -> Path:
             "MTCABENCH_TAUBENCH_AIRLINE"
         )
     return path
-
-
-#: Debian's Chromium (scripts/setup.sh installs it), driven by Playwright in the browser tests.
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
 @pytest.fixture(scope="module")

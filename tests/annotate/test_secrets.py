@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from annotate_data import good_propose_table, good_verify
-from annotate_fakes import FakeOpenAI, script_responder
+from tests.support.annotate_data import good_propose_table, good_verify
+from tests.support.annotate_fakes import FakeOpenAI, script_responder
 
 
 def cli(args: list[str], key: str, cwd: Path) -> subprocess.CompletedProcess:

@@ -80,7 +80,7 @@ def taubench_conversations(taubench_airline):
 @pytest.fixture(scope="session")
 def taubench_short_benchmark(taubench_conversations, tmp_path_factory) -> Path:
     """Two short real TauBench conversations, two answer spans each (trace-only gold)."""
-    from mtcabench.evaluate.runners._smoke import answer_span_benchmark
+    from tests.support.smoke import answer_span_benchmark
 
     by_len = sorted(taubench_conversations, key=lambda c: sum(len(t.text) for t in c.turns))
     return answer_span_benchmark(by_len[:2], tmp_path_factory.mktemp("tau-bench"))

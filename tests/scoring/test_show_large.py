@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from chain_data import chain_benchmark
+from tests.support.chain_data import chain_benchmark
 
 from mtcabench.scoring.show import draw_spans, render_dot, render_mermaid
 
