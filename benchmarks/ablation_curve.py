@@ -24,12 +24,12 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))  # tests.support
 
 from tests.support.paths import taubench_airline_path  # noqa: E402
-from parameter_study import build_gold, by_conversation, split_of  # noqa: E402
 from sink_study import DEFAULT_OUT, clustered  # noqa: E402
 
 from mtcabench.benchmark import load_benchmark  # noqa: E402
 from mtcabench.evaluate import Attributor, TraceSettings, make_scorer, trace_conversation  # noqa: E402
 from mtcabench.results.metrics import score_span  # noqa: E402
+from mtcabench.studies import build_gold, by_conversation, split_of  # noqa: E402
 
 
 def rows_of(bench, spans, entries) -> list[dict]:

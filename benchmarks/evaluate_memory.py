@@ -31,7 +31,7 @@ def one(length: int, eager: bool, n_rows: int, plain: bool = False) -> dict:
     from tests.support.paths import taubench_airline_path
 
     from mtcabench.evaluate import load_model, render_conversation
-    from mtcabench.evaluate.attribution._attention import forward, query_features
+    from mtcabench.evaluate import forward, query_features
     from mtcabench.ingest import read_taubench
 
     loaded = load_model(attn_implementation="eager" if eager else "sdpa")

@@ -54,8 +54,7 @@ from mtcabench.evaluate import (
     render_conversation,
     trace_conversation,
 )
-from mtcabench.evaluate.attribution._attention import forward
-from mtcabench.evaluate.online._tracer import DEFAULT_PASS_TOKENS, as_message
+from mtcabench.evaluate import DEFAULT_PASS_TOKENS, as_message, forward
 from tests.support.smoke import answer_spans
 from mtcabench.ingest import read_taubench
 

@@ -51,12 +51,12 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 from _memory import PeakRss, rss_mib
 from tests.support.paths import taubench_airline_path
-from parameter_study import split_of, write_docs
 
 from mtcabench.benchmark import load_benchmark
 from mtcabench.evaluate import TraceSettings, load_model, trace_benchmark
 from mtcabench.io import write_records
 from mtcabench.results.metrics import edge_sources
+from mtcabench.studies import split_of, write_docs
 
 #: (label, methods, scorer, naive): every run of the table, in its order.
 RUNS = [

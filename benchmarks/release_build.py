@@ -66,10 +66,9 @@ def generate(folder: Path, n_spans: int) -> dict:
 PHASES = {
     "baseline": ("import mtcabench.release", "result = {}"),
     "validate": (
-        "from mtcabench.release._inputs import read_conversations, read_decisions\n"
-        "from mtcabench.release._select import select\n"
-        "from mtcabench.release._validate import validate_released",
-        "convs, bad = read_conversations(folder / 'conversations.jsonl')\n"
+        "from mtcabench.release import read_decisions, read_release_conversations, select,"
+        " validate_released",
+        "convs, bad = read_release_conversations(folder / 'conversations.jsonl')\n"
         "decisions, bad2 = read_decisions(folder / 'reviewed.jsonl')\n"
         "sel = select(decisions)\n"
         "spans, fails = validate_released(sel.released, convs)\n"

@@ -1,4 +1,5 @@
-"""Fixtures shared by every test folder: project paths and the real upstream TauBench file."""
+"""Fixtures shared by every test folder: project paths, the real upstream TauBench file, the
+real model (loaded once per session) and the sample's benchmark."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.paths import CHROMIUM, CHROMIUM_ARGS, ROOT, SAMPLE, taubench_airline_path
+from tests.support.sample_benchmark import build_sample_benchmark
 
 # tests/peers/ runs the attribution methods' own packages, which live in the peers' virtual
 # environment (scripts/setup_peers.sh; .ci/run runs the folder there). Elsewhere it is not
@@ -126,3 +128,17 @@ def small_disk(tmp_path) -> SmallDisk:
     path = tmp_path / "disk"
     path.mkdir()
     return SmallDisk(path)
+
+
+@pytest.fixture(scope="session")
+def loaded():
+    """The default model (SmolLM2-135M-Instruct), loaded once per session."""
+    from mtcabench.evaluate import load_model
+
+    return load_model()
+
+
+@pytest.fixture(scope="session")
+def sample_benchmark(sample_path, tmp_path_factory) -> Path:
+    """The sample's three conversations with five hand-written gold spans."""
+    return build_sample_benchmark(sample_path, tmp_path_factory.mktemp("sample-bench"))
