@@ -22,6 +22,32 @@ collect_ignore = [] if all(importlib.util.find_spec(m) for m in ("at2", "context
     "peers"]
 
 
+#: What the fast lane (``pytest --fast``) leaves out: tests that load the real model, start a
+#: service or a browser, are marked slow, or read the 200 real TauBench runs.
+SLOW_MARKERS = ("model", "browser", "llm_server", "label_studio", "slow", "real_runs")
+#: Fixtures that read (or build a release from) the real TauBench runs: a test asking for one,
+#: directly or through another fixture, is marked ``real_runs``.
+REAL_RUNS_FIXTURES = frozenset({"taubench_airline", "taubench_release"})
+
+
+def pytest_addoption(parser):
+    parser.addoption("--fast", action="store_true", help="the fast lane: leave out tests marked "
+                     + ", ".join(SLOW_MARKERS) + " (about a minute; CI runs everything)")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if REAL_RUNS_FIXTURES.intersection(item.fixturenames):
+            item.add_marker(pytest.mark.real_runs)
+    if not config.getoption("--fast"):
+        return
+    slow = [i for i in items if any(i.get_closest_marker(m) for m in SLOW_MARKERS)]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        left_out = set(map(id, slow))
+        items[:] = [i for i in items if id(i) not in left_out]
+
+
 @pytest.fixture(scope="session")
 def taubench_release(taubench_airline, tmp_path_factory) -> tuple[Path, Path]:
     """A release built from the 200 real TauBench airline runs with the pipeline of
