@@ -25,20 +25,22 @@ collect_ignore = [] if all(importlib.util.find_spec(m) for m in ("at2", "context
 #: What the fast lane (``pytest --fast``) leaves out: tests that load the real model, start a
 #: service or a browser, are marked slow, or read the 200 real TauBench runs.
 SLOW_MARKERS = ("model", "browser", "llm_server", "label_studio", "slow", "real_runs")
-#: Fixtures that read (or build a release from) the real TauBench runs: a test asking for one,
-#: directly or through another fixture, is marked ``real_runs``.
-REAL_RUNS_FIXTURES = frozenset({"taubench_airline", "taubench_release"})
+#: Fixtures that mark the tests asking for them, directly or through another fixture: reading
+#: (or building a release from) the real TauBench runs, and running a command in a process of
+#: its own on a small full disk (seconds each).
+MARKED_BY_FIXTURE = {"taubench_airline": "real_runs", "taubench_release": "real_runs",
+                     "small_disk": "slow"}
 
 
 def pytest_addoption(parser):
     parser.addoption("--fast", action="store_true", help="the fast lane: leave out tests marked "
-                     + ", ".join(SLOW_MARKERS) + " (about a minute; CI runs everything)")
+                     + ", ".join(SLOW_MARKERS) + " (CI runs everything)")
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if REAL_RUNS_FIXTURES.intersection(item.fixturenames):
-            item.add_marker(pytest.mark.real_runs)
+        for marker in {MARKED_BY_FIXTURE[f] for f in item.fixturenames if f in MARKED_BY_FIXTURE}:
+            item.add_marker(marker)
     if not config.getoption("--fast"):
         return
     slow = [i for i in items if any(i.get_closest_marker(m) for m in SLOW_MARKERS)]

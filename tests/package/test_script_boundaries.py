@@ -18,11 +18,11 @@ def _python_files(*folders: str) -> list[Path]:
                   if "__pycache__" not in p.parts)
 
 
-def _imported(path: Path) -> list[tuple[int, str]]:
-    """(line, dotted module) of every absolute import in ``path``, and of every name taken
-    from it (``from a import b`` gives ``a`` and ``a.b``)."""
+def _imported(tree: ast.Module) -> list[tuple[int, str]]:
+    """(line, dotted module) of every absolute import, and of every name taken from one
+    (``from a import b`` gives ``a`` and ``a.b``)."""
     out = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             out += [(node.lineno, a.name) for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -31,13 +31,16 @@ def _imported(path: Path) -> list[tuple[int, str]]:
     return out
 
 
-def _loads_from_benchmarks(path: Path) -> list[int]:
+def _loads_from_benchmarks(tree: ast.Module) -> list[int]:
     """Lines that build a path into the benchmarks folder (``ROOT / "benchmarks"``): to put it
     on sys.path or load a script from it by file name."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     return [node.lineno for node in ast.walk(tree)
             if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)
             and isinstance(node.right, ast.Constant) and node.right.value == "benchmarks"]
+
+
+def _parse(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"), str(path))
 
 
 def test_no_module_outside_benchmarks_imports_from_it():
@@ -46,11 +49,11 @@ def test_no_module_outside_benchmarks_imports_from_it():
     for path in _python_files(*OUTSIDE):
         if path == Path(__file__).resolve():
             continue  # names the folder to list its scripts
-        rel = path.relative_to(ROOT)
-        found += [f"{rel}:{line}: imports {mod}" for line, mod in _imported(path)
+        rel, tree = path.relative_to(ROOT), _parse(path)
+        found += [f"{rel}:{line}: imports {mod}" for line, mod in _imported(tree)
                   if mod.split(".")[0] in scripts]
         found += [f"{rel}:{line}: loads code from benchmarks/"
-                  for line in _loads_from_benchmarks(path)]
+                  for line in _loads_from_benchmarks(tree)]
     assert not found, "\n".join(found)
 
 
@@ -58,7 +61,7 @@ def test_benchmarks_use_only_the_packages_public_names():
     found = []
     for path in _python_files("benchmarks"):
         rel = path.relative_to(ROOT)
-        for line, mod in _imported(path):
+        for line, mod in _imported(_parse(path)):
             parts = mod.split(".")
             if parts[0] == "mtcabench" and any(p.startswith("_") for p in parts[1:]):
                 found.append(f"{rel}:{line}: {mod}")
