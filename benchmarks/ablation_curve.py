@@ -21,10 +21,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # tests.support
 
-from conftest import taubench_airline_path  # noqa: E402
-from parameter_study import build_gold, by_conversation, split_of  # noqa: E402
+from tests.support.paths import taubench_airline_path  # noqa: E402
 from sink_study import DEFAULT_OUT, clustered  # noqa: E402
 
 from mtcabench.benchmark import load_benchmark  # noqa: E402
@@ -36,6 +35,7 @@ from mtcabench.evaluate import (  # noqa: E402
     trace_conversation,
 )
 from mtcabench.results.metrics import score_span  # noqa: E402
+from mtcabench.studies import build_gold, by_conversation, split_of  # noqa: E402
 
 
 def rows_of(bench, spans, entries) -> list[dict]:

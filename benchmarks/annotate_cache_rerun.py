@@ -22,11 +22,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "annotate"))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # tests.support
 
-from annotate_fakes import FakeOpenAI, phase_of
-from conftest import taubench_airline_path
+from tests.support.annotate_fakes import FakeOpenAI, phase_of
+from tests.support.paths import taubench_airline_path
 
 from mtcabench.annotate import annotate_run
 from mtcabench.ingest import read_taubench

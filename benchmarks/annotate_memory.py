@@ -19,13 +19,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "annotate"))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # tests.support
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from annotate_cache_rerun import quoting_responder
-from annotate_fakes import FakeOpenAI
-from conftest import taubench_airline_path
+from tests.support.annotate_fakes import FakeOpenAI
+from tests.support.paths import taubench_airline_path
 
 from mtcabench.ingest import read_taubench
 from mtcabench.io import dump_record

@@ -23,9 +23,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "annotate"))
+sys.path.insert(0, str(ROOT))  # tests.support
 
-from annotate_fakes import FakeOpenAI
+from tests.support.annotate_fakes import FakeOpenAI
 
 from mtcabench.annotate import annotate_propose
 from mtcabench.ingest import read_taubench

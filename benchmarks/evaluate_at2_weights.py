@@ -21,14 +21,15 @@ import time
 from itertools import islice
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # tests.support
+
+from tests.support.paths import taubench_airline_path
+from tests.support.smoke import answer_span_benchmark
+
 from mtcabench.benchmark import load_benchmark
 from mtcabench.evaluate import learn_at2_weights, load_model, render_conversation
-from mtcabench.evaluate.runners._smoke import answer_span_benchmark
 from mtcabench.ingest import read_taubench
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-from conftest import taubench_airline_path
 
 
 def main() -> None:

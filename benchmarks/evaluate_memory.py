@@ -22,16 +22,16 @@ from pathlib import Path
 from _memory import PeakRss
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # tests.support
 
 
 def one(length: int, eager: bool, n_rows: int, plain: bool = False) -> dict:
     import numpy as np
     import torch
-    from conftest import taubench_airline_path
+    from tests.support.paths import taubench_airline_path
 
     from mtcabench.evaluate import load_model, render_conversation
-    from mtcabench.evaluate.attribution._attention import forward, query_features
+    from mtcabench.evaluate import forward, query_features
     from mtcabench.ingest import read_taubench
 
     loaded = load_model(attn_implementation="eager" if eager else "sdpa")

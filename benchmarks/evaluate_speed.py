@@ -23,9 +23,9 @@ from itertools import islice
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # tests.support
 
-from conftest import taubench_airline_path
+from tests.support.paths import taubench_airline_path
 
 from mtcabench.benchmark import load_benchmark
 from mtcabench.evaluate import (
@@ -36,7 +36,7 @@ from mtcabench.evaluate import (
     make_scorer,
     trace_conversation,
 )
-from mtcabench.evaluate.runners._smoke import answer_span_benchmark
+from tests.support.smoke import answer_span_benchmark
 from mtcabench.ingest import read_taubench
 
 

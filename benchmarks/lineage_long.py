@@ -24,60 +24,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]  # tests.support, and the helpers beside
 
 from _memory import PeakRss
 from lineage_taubench import default_file
+from tests.support.long_conversations import cursor_chain, long_conversation
 
 from mtcabench.annotate.lineage import LineageSummary, propose_conversation
 from mtcabench.ingest import read_taubench
-from mtcabench.model import Conversation, Role, ToolCall, Turn
-
-
-def long_conversation(convs: list[Conversation], turns: int) -> Conversation:
-    """One conversation of ``turns`` turns made of ``convs`` end to end (see the module)."""
-    out: list[Turn] = [convs[0].turns[0].model_copy(update={"index": 0})]
-    rounds = 0
-    while len(out) < turns:
-        for n, conv in enumerate(convs):
-            tag = f"r{rounds}c{n}-"
-            for turn in conv.turns:
-                if turn.role is Role.SYSTEM:
-                    continue
-                if len(out) >= turns and turn.role is not Role.TOOL:
-                    break
-                out.append(Turn(
-                    index=len(out), role=turn.role, content=turn.content, name=turn.name,
-                    tool_call_id=tag + turn.tool_call_id if turn.tool_call_id else None,
-                    tool_calls=[ToolCall(id=tag + c.id, name=c.name, arguments=c.arguments)
-                                for c in turn.tool_calls]))
-            if len(out) >= turns:
-                break
-        rounds += 1
-    return Conversation(id=f"long-{turns}", source="benchmark", domain="airline", turns=out)
-
-
-def cursor_chain(turns: int) -> Conversation:
-    """A paging agent: each call passes the cursor the previous result gave, each answer
-    restates the page's reservation and the next cursor. Every cursor's chain reaches back
-    through every earlier call: the graphs that made lineage's output quadratic."""
-    out = [Turn(index=0, role=Role.SYSTEM, content="You are an airline agent."),
-           Turn(index=1, role=Role.USER, content="List every trip of user mia_li_3668.")]
-    page = 0
-    while len(out) + 3 <= turns:
-        cursor, nxt = f"CUR{page:06d}", f"CUR{page + 1:06d}"
-        args = {"user_id": "mia_li_3668"} | ({"cursor": cursor} if page else {})
-        call = ToolCall(id=f"call-{page}", name="list_reservations", arguments=args)
-        out += [
-            Turn(index=len(out), role=Role.ASSISTANT, tool_calls=[call]),
-            Turn(index=len(out) + 1, role=Role.TOOL, tool_call_id=call.id,
-                 name=call.name, content=json.dumps(
-                     {"reservations": [f"R{page:05d}X"], "next_cursor": nxt})),
-            Turn(index=len(out) + 2, role=Role.ASSISTANT,
-                 content=f"Page {page + 1}: reservation R{page:05d}X; next cursor {nxt}."),
-        ]
-        page += 1
-    return Conversation(id=f"chain-{turns}", source="benchmark", domain="airline", turns=out)
 
 
 def one_size(file: Path, turns: int, shape: str) -> dict:

@@ -40,11 +40,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
 from _memory import PeakRss
-from conftest import taubench_airline_path
+from tests.support.paths import taubench_airline_path
 
 from mtcabench.evaluate import (
     Attributor,
@@ -55,9 +54,8 @@ from mtcabench.evaluate import (
     render_conversation,
     trace_conversation,
 )
-from mtcabench.evaluate.attribution._attention import forward
-from mtcabench.evaluate.online._tracer import DEFAULT_PASS_TOKENS, as_message
-from mtcabench.evaluate.runners._smoke import answer_spans
+from mtcabench.evaluate import DEFAULT_PASS_TOKENS, as_message, forward
+from tests.support.smoke import answer_spans
 from mtcabench.ingest import read_taubench
 
 

@@ -47,11 +47,10 @@ from collections import deque
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "benchmarks")]
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 from _memory import PeakRss, rss_mib
-from conftest import taubench_airline_path
-from parameter_study import split_of, write_docs
+from tests.support.paths import taubench_airline_path
 
 from mtcabench.benchmark import load_benchmark
 from mtcabench.evaluate import (
@@ -64,6 +63,7 @@ from mtcabench.evaluate import (
 )
 from mtcabench.io import write_records
 from mtcabench.results.metrics import edge_sources
+from mtcabench.studies import split_of, write_docs
 
 #: (label, methods, scorer, naive): every run of the table, in its order.
 RUNS = [

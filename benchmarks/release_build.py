@@ -1,7 +1,7 @@
 """Build and validation of a full-size (3,845-span) release generated from the sample.
 
 The sample's three conversations are replicated under new ids, with the hand-written review
-decisions of tests/release/sample_reviews.py (14 decisions on 9 spans per copy, 7 released:
+decisions of tests/support/sample_reviews.py (14 decisions on 9 spans per copy, 7 released:
 human and automatic decisions, edits, rejections, split votes), until the release holds the
 paper's 3,845 spans. Each phase runs in a fresh process so that its peak memory (max RSS) is
 its own; a process that only imports the release package gives the baseline.
@@ -66,10 +66,9 @@ def generate(folder: Path, n_spans: int) -> dict:
 PHASES = {
     "baseline": ("import mtcabench.release", "result = {}"),
     "validate": (
-        "from mtcabench.release._inputs import read_conversations, read_decisions\n"
-        "from mtcabench.release._select import select\n"
-        "from mtcabench.release._validate import validate_released",
-        "convs, bad = read_conversations(folder / 'conversations.jsonl')\n"
+        "from mtcabench.release import read_decisions, read_release_conversations, select,"
+        " validate_released",
+        "convs, bad = read_release_conversations(folder / 'conversations.jsonl')\n"
         "decisions, bad2 = read_decisions(folder / 'reviewed.jsonl')\n"
         "sel = select(decisions)\n"
         "spans, fails = validate_released(sel.released, convs)\n"

@@ -42,7 +42,7 @@ from mtcabench.review import (
     pull_decisions,
     push_candidates,
 )
-from mtcabench.review._push import ensure_project
+from mtcabench.review import ensure_project
 from mtcabench.services.label_studio import local_label_studio
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,9 +21,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "scoring"))  # chain_data: the benchmark the test uses
 
-from chain_data import chain_benchmark
+from tests.support.chain_data import chain_benchmark
 
 
 

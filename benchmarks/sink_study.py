@@ -36,17 +36,16 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # tests.support
 
-from conftest import taubench_airline_path  # noqa: E402
-from parameter_study import build_gold, by_conversation, split_of  # noqa: E402
+from tests.support.paths import taubench_airline_path  # noqa: E402
 
 from mtcabench.benchmark import load_benchmark  # noqa: E402
 from mtcabench.evaluate import TARGET, SearchSettings, tokengeist  # noqa: E402
-from mtcabench.evaluate.attribution._sentences import split_sentences  # noqa: E402
-from mtcabench.evaluate.methods._tokengeist import Part, query_nodes  # noqa: E402
+from mtcabench.evaluate import Part, query_nodes, split_sentences  # noqa: E402
 from mtcabench.model import EdgeKind, Role  # noqa: E402
 from mtcabench.results.metrics import score_span  # noqa: E402
+from mtcabench.studies import build_gold, by_conversation, split_of  # noqa: E402
 
 DEFAULT_OUT = ROOT / "runs" / "sink-study"
 _OLD_BOUNDARY = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -72,8 +71,7 @@ def old_split(text: str) -> list[tuple[int, int]]:
 
 def capture(loaded, conv, spans, path: Path) -> None:
     """One forward pass: every query's raw per-token attention, saved with the token map."""
-    from mtcabench.evaluate.attribution._attention import query_features, sink_positions
-    from mtcabench.evaluate.attribution._render import render_conversation
+    from mtcabench.evaluate import query_features, render_conversation, sink_positions
 
     last = max(s.span.turn for s in spans)
     rendered = render_conversation(conv, loaded.tokenizer, upto=last)
@@ -162,7 +160,7 @@ def shares_from(sums: np.ndarray, units, segment, before: int,
 
 def evidence_of(sums: np.ndarray, units, conv, parent: int, k: int = 3):
     """The parent's ``k`` best units for a query (trimmed as the engine trims them)."""
-    from mtcabench.evaluate.attribution._engine import evidence_range
+    from mtcabench.evaluate import evidence_range
     from mtcabench.model import ScoredSentence
 
     ranked = sorted((-sums[u], u) for u, (turn, _, _) in enumerate(units)
@@ -177,7 +175,7 @@ def evidence_of(sums: np.ndarray, units, conv, parent: int, k: int = 3):
 def replay_conversation(conv, spans, data, variant, search) -> dict[str, tuple]:
     """Tokengeist's graph of each captured span under ``variant``, and each content edge's
     evidence (the best units of its parent for the query that found it)."""
-    from mtcabench.evaluate.methods._tokengeist import node_keys
+    from mtcabench.evaluate import node_keys
 
     attn = data["token_attn"].astype(np.float64)
     keys = json.loads(str(data["keys"]))

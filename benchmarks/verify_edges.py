@@ -16,15 +16,15 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "benchmarks")]
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
-from conftest import taubench_airline_path
-from parameter_study import build_gold, split_of
+from tests.support.paths import taubench_airline_path
 
 from mtcabench.benchmark import load_benchmark
 from mtcabench.evaluate import TraceSettings, attribute_spans, get_methods, load_attributor
 from mtcabench.graph import edge_prf
 from mtcabench.results.metrics import edge_sources
+from mtcabench.studies import build_gold, split_of
 
 
 def main() -> None:

@@ -26,9 +26,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, taubench_airline_path
+from tests.support.paths import CHROMIUM, CHROMIUM_ARGS, taubench_airline_path
 
 
 def run(*args) -> float:

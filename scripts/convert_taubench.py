@@ -10,7 +10,7 @@ shuffled order) and as an Inspect AI eval log (one sample per run, ``.json`` and
 Every file is read back with ``ingest transcripts`` and each run's turns (roles, texts,
 calls, the call each result answers) are compared with ``ingest taubench``'s; the script
 prints one line per format and exits 1 on any difference. The writers follow each format's
-published shape, not our reader (tests/explain/test_log_formats.py uses them too).
+published shape, not our reader (tests/transcripts/test_log_formats.py uses them too).
 """
 
 from __future__ import annotations

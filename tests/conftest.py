@@ -1,4 +1,5 @@
-"""Fixtures shared by every test folder: project paths and the real upstream TauBench file."""
+"""Fixtures shared by every test folder: project paths, the real upstream TauBench file, the
+real model (loaded once per session) and the sample's benchmark."""
 
 from __future__ import annotations
 
@@ -11,28 +12,42 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.paths import CHROMIUM, CHROMIUM_ARGS, ROOT, SAMPLE, taubench_airline_path
+from tests.support.sample_benchmark import build_sample_benchmark
 
 # tests/peers/ runs the attribution methods' own packages, which live in the peers' virtual
 # environment (scripts/setup_peers.sh; .ci/run runs the folder there). Elsewhere it is not
 # collected at all: the default run neither fails nor skips for their absence.
 collect_ignore = [] if all(importlib.util.find_spec(m) for m in ("at2", "context_cite")) else [
     "peers"]
-SAMPLE = ROOT / "raw" / "sample" / "sample-airline.json"
 
 
-def taubench_airline_path() -> Path | None:
-    """The real gpt-4o-airline.json: $MTCABENCH_TAUBENCH_AIRLINE, raw/data/ after `raw fetch`,
-    or the workplace's shared copy beside the checkout."""
-    candidates = [
-        os.environ.get("MTCABENCH_TAUBENCH_AIRLINE"),
-        ROOT / "raw" / "data" / "taubench" / "gpt-4o-airline.json",
-        ROOT.parent / "shared" / "raw" / "tau-bench" / "gpt-4o-airline.json",
-    ]
-    for c in candidates:
-        if c and Path(c).is_file():
-            return Path(c)
-    return None
+#: What the fast lane (``pytest --fast``) leaves out: tests that load the real model, start a
+#: service or a browser, are marked slow, or read the 200 real TauBench runs.
+SLOW_MARKERS = ("model", "browser", "llm_server", "label_studio", "slow", "real_runs")
+#: Fixtures that mark the tests asking for them, directly or through another fixture: reading
+#: (or building a release from) the real TauBench runs, and running a command in a process of
+#: its own on a small full disk (seconds each).
+MARKED_BY_FIXTURE = {"taubench_airline": "real_runs", "taubench_release": "real_runs",
+                     "small_disk": "slow"}
+
+
+def pytest_addoption(parser):
+    parser.addoption("--fast", action="store_true", help="the fast lane: leave out tests marked "
+                     + ", ".join(SLOW_MARKERS) + " (CI runs everything)")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        for marker in {MARKED_BY_FIXTURE[f] for f in item.fixturenames if f in MARKED_BY_FIXTURE}:
+            item.add_marker(marker)
+    if not config.getoption("--fast"):
+        return
+    slow = [i for i in items if any(i.get_closest_marker(m) for m in SLOW_MARKERS)]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        left_out = set(map(id, slow))
+        items[:] = [i for i in items if id(i) not in left_out]
 
 
 @pytest.fixture(scope="session")
@@ -85,12 +100,6 @@ def taubench_airline() -> Path:
             "MTCABENCH_TAUBENCH_AIRLINE"
         )
     return path
-
-
-#: Debian's Chromium (scripts/setup.sh installs it), driven by Playwright in the browser tests.
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
 @pytest.fixture(scope="module")
@@ -147,3 +156,17 @@ def small_disk(tmp_path) -> SmallDisk:
     path = tmp_path / "disk"
     path.mkdir()
     return SmallDisk(path)
+
+
+@pytest.fixture(scope="session")
+def loaded():
+    """The default model (SmolLM2-135M-Instruct), loaded once per session."""
+    from mtcabench.evaluate import load_model
+
+    return load_model()
+
+
+@pytest.fixture(scope="session")
+def sample_benchmark(sample_path, tmp_path_factory) -> Path:
+    """The sample's three conversations with five hand-written gold spans."""
+    return build_sample_benchmark(sample_path, tmp_path_factory.mktemp("sample-bench"))

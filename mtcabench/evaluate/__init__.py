@@ -57,14 +57,26 @@ from mtcabench.evaluate.methods._baselines import first_user, recency
 from mtcabench.evaluate.methods._methods import (
     METHODS,
     Method,
+    Tokengeist,
     get_methods,
     register_method,
     target_graph,
 )
-from mtcabench.evaluate.methods._tokengeist import TARGET, flat, tokengeist
+from mtcabench.evaluate.methods._tokengeist import (
+    TARGET,
+    Part,
+    flat,
+    node_keys,
+    query_nodes,
+    tokengeist,
+)
 
 #: Names imported on first use, by the private module that defines them.
 _LAZY = {
+    "forward": "attribution._attention", "query_features": "attribution._attention",
+    "sink_positions": "attribution._attention", "split_sentences": "attribution._sentences",
+    "evidence_range": "attribution._engine",
+    "DEFAULT_PASS_TOKENS": "online._tracer", "as_message": "online._state",
     "At2Weights": "attribution._at2", "load_weights": "attribution._at2",
     "learn_at2_weights": "attribution._at2",
     "Attributor": "attribution._engine", "Query": "attribution._engine",
@@ -75,6 +87,7 @@ _LAZY = {
     "render_conversation": "attribution._render",
     "Attribution": "methods._conversation", "Unfit": "methods._conversation",
     "attribute_spans": "methods._conversation", "trace_conversation": "methods._conversation",
+    "model_shares": "methods._conversation",
     "merge_shards": "runners._merge",
     "trace_with_ray": "runners._ray",
     "TraceReport": "runners._run", "header_parameters": "runners._run",
@@ -104,14 +117,17 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "AT2_LEARN", "DEFAULT_DEVICE", "DEFAULT_DTYPE", "DEFAULT_METHOD", "DEFAULT_MODEL",
-    "AT2Settings", "AblationSettings", "AttnTraceSettings", "NoSettings",
-    "DEFAULT_SCORER", "METHODS", "RAY", "SCORERS", "TARGET", "TURN_AGGREGATES", "At2Weights",
-    "Attribution", "Attributor", "BaseScorer", "LoadedModel", "Method", "OnlineStats", "Query",
-    "RenderedConversation", "SearchSettings", "SettingsError", "TraceReport", "TraceSettings",
-    "Tracer", "Unfit", "attribute_spans", "first_user", "flat", "get_methods", "header_parameters",
-    "learn_at2_from_benchmark", "learn_at2_weights", "load_attributor", "load_model",
-    "load_weights", "make_scorer", "merge_shards", "model_limits", "model_parameters", "recency", "register_method",
-    "register_scorer", "render_conversation", "scorer_names", "scorer_table", "setting",
+    "AT2Settings", "AblationSettings", "At2Weights", "AttnTraceSettings", "Attribution",
+    "Attributor", "BaseScorer", "DEFAULT_PASS_TOKENS", "DEFAULT_SCORER", "LoadedModel",
+    "METHODS", "Method", "NoSettings", "OnlineStats", "Part", "Query", "RAY",
+    "RenderedConversation", "SCORERS", "SearchSettings", "SettingsError", "TARGET",
+    "TURN_AGGREGATES", "Tokengeist", "TraceReport", "TraceSettings", "Tracer", "Unfit",
+    "as_message", "attribute_spans", "evidence_range", "first_user", "flat", "forward",
+    "get_methods", "header_parameters", "learn_at2_from_benchmark", "learn_at2_weights",
+    "load_attributor", "load_model", "load_weights", "make_scorer", "merge_shards",
+    "model_limits", "model_parameters", "model_shares", "node_keys", "query_features",
+    "query_nodes", "recency", "register_method", "register_scorer", "render_conversation",
+    "scorer_names", "scorer_table", "setting", "sink_positions", "split_sentences",
     "target_graph", "tokengeist", "trace_benchmark", "trace_conversation", "trace_with_ray",
     "turn_shares",
 ]

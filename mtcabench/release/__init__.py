@@ -25,8 +25,11 @@ from mtcabench.benchmark import (
 )
 from mtcabench.benchmark.tables import CONVERSATION_FEATURES, SPAN_FEATURES
 from mtcabench.release._build import BuiltRelease, build_release, check_version
+from mtcabench.release._inputs import read_conversations as read_release_conversations
+from mtcabench.release._inputs import read_decisions
 from mtcabench.release._publish import PublishPlan, PublishResult, plan_publish, publish_release
 from mtcabench.release._select import SELECTION_RULE, decide, select
+from mtcabench.release._validate import validate_released
 
 __all__ = [
     "CONVERSATION_FEATURES",
@@ -48,7 +51,10 @@ __all__ = [
     "parse_hub_id",
     "plan_publish",
     "publish_release",
+    "read_decisions",
     "read_manifest",
+    "read_release_conversations",
     "select",
+    "validate_released",
     "verify_checksums",
 ]

@@ -20,6 +20,7 @@ from mtcabench.review._pull import (
 from mtcabench.review._push import (
     DEFAULT_BATCH_SIZE,
     PushReport,
+    ensure_project,
     push_candidates,
     push_files,
     read_candidates,
@@ -45,6 +46,7 @@ __all__ = [
     "auto_accept_file",
     "build_task",
     "disagreement",
+    "ensure_project",
     "graph_edit",
     "label_config",
     "open_review",

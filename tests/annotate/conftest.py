@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))  # annotate_fakes and annotate_data, beside
-
-from annotate_data import TINY, good_propose_table, good_verify, tiny_conversation
-from annotate_fakes import FakeOpenAI
+from tests.support.annotate_data import TINY, good_propose_table, good_verify, tiny_conversation
+from tests.support.annotate_fakes import FakeOpenAI
 
 from mtcabench.errors import ServiceError
 from mtcabench.io import write_records
@@ -32,7 +28,7 @@ def tiny_path(tmp_path, tiny_convs) -> Path:
 @pytest.fixture
 def fake_openai():
     """A fake OpenAI API answering the tiny conversations correctly (faults set per test)."""
-    from annotate_fakes import script_responder
+    from tests.support.annotate_fakes import script_responder
 
     with FakeOpenAI(script_responder(good_propose_table(), default_verify=good_verify)) as fake:
         yield fake

@@ -6,8 +6,8 @@ import json
 import re
 
 import pytest
-from annotate_data import good_propose_table, good_verify
-from annotate_fakes import FakeOpenAI, script_responder
+from tests.support.annotate_data import good_propose_table, good_verify
+from tests.support.annotate_fakes import FakeOpenAI, script_responder
 
 from mtcabench.annotate import annotate_run
 from mtcabench.errors import ServiceError

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from annotate_data import tiny_conversation
+from tests.support.annotate_data import tiny_conversation
 
 from mtcabench.annotate.phases import candidate_from_answer, proposals_from_answer
 from mtcabench.annotate.phases.quotes import find_quote, normalise

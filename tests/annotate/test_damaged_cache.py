@@ -7,8 +7,8 @@ import json
 import sqlite3
 
 import pytest
-from annotate_data import good_propose_table, good_verify
-from annotate_fakes import FakeOpenAI, script_responder
+from tests.support.annotate_data import good_propose_table, good_verify
+from tests.support.annotate_fakes import FakeOpenAI, script_responder
 from typer.testing import CliRunner
 
 from mtcabench.annotate import annotate_propose

@@ -12,8 +12,8 @@ import shutil
 
 import openai
 import pytest
-from annotate_data import good_propose_table, good_verify
-from annotate_fakes import FakeOpenAI, script_responder
+from tests.support.annotate_data import good_propose_table, good_verify
+from tests.support.annotate_fakes import FakeOpenAI, script_responder
 from pydantic import Field
 from typer.testing import CliRunner
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from annotate_fakes import FakeOpenAI, script_responder
+from tests.support.annotate_fakes import FakeOpenAI, script_responder
 from typer.testing import CliRunner
 
 from mtcabench.annotate import Budget, annotate_run
@@ -126,7 +126,7 @@ def test_budget_stops_cleanly_and_a_rerun_resumes(fake_openai, tiny_path, tmp_pa
 
 
 def test_requests_in_flight_are_bounded(tiny_path, tmp_path):
-    from annotate_data import good_propose_table, good_verify
+    from tests.support.annotate_data import good_propose_table, good_verify
 
     with FakeOpenAI(script_responder(good_propose_table(), default_verify=good_verify),
                     latency_s=0.3) as fake:
@@ -136,7 +136,7 @@ def test_requests_in_flight_are_bounded(tiny_path, tmp_path):
 
 
 def test_identical_requests_in_flight_are_sent_once(tmp_path, tiny_convs):
-    from annotate_data import good_propose_table, good_verify
+    from tests.support.annotate_data import good_propose_table, good_verify
 
     from mtcabench.io import write_records
 

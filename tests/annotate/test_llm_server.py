@@ -9,7 +9,7 @@ import sys
 
 import httpx
 import pytest
-from annotate_data import TINY, good_propose_table, tiny_conversation
+from tests.support.annotate_data import TINY, good_propose_table, tiny_conversation
 
 from mtcabench.annotate import annotate_verify
 from mtcabench.annotate.phases import proposals_from_answer

@@ -15,7 +15,7 @@ import sys
 import time
 
 import pytest
-from annotate_fakes import CountingProxy
+from tests.support.annotate_fakes import CountingProxy
 
 from mtcabench.annotate.llm import request_key
 from mtcabench.annotate.phases import load_template

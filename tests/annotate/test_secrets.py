@@ -8,8 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from annotate_data import good_propose_table, good_verify
-from annotate_fakes import FakeOpenAI, script_responder
+import pytest
+
+from tests.support.annotate_data import good_propose_table, good_verify
+from tests.support.annotate_fakes import FakeOpenAI, script_responder
 
 
 def cli(args: list[str], key: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -18,6 +20,7 @@ def cli(args: list[str], key: str, cwd: Path) -> subprocess.CompletedProcess:
                           capture_output=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_api_key_never_appears_in_outputs_cache_or_logs(tiny_path, tmp_path):
     key = f"sk-mtca-{secrets.token_hex(16)}"
     out = tmp_path / "out"

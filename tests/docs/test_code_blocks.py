@@ -7,7 +7,7 @@ A comment right above a block says how it runs when it is not plain:
 
 * ``<!-- docs-test: model -->``: it loads the model (the test carries the ``model`` marker);
 * ``<!-- docs-test: hub -->``: it talks to the Hub; run against the tests' HTTP-level Hub
-  double (tests/release/fake_hub.py) through ``HF_ENDPOINT``, with a token;
+  double (tests/support/fake_hub.py) through ``HF_ENDPOINT``, with a token;
 * ``<!-- docs-test: not run: REASON -->``: it cannot run here (it installs, sets a machine
   up, needs upstream data, an LLM endpoint or reviewers); the reason is required.
 
@@ -104,7 +104,7 @@ def _env(**extra: str) -> dict[str, str]:
 
 def _fake_hub():
     spec = importlib.util.spec_from_file_location("_docs_fake_hub",
-                                                  ROOT / "tests" / "release" / "fake_hub.py")
+                                                  ROOT / "tests" / "support" / "fake_hub.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)

@@ -8,6 +8,7 @@ import json
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -86,6 +87,7 @@ logs = (st.lists(messages, max_size=4)
         | values)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(logs, st.sampled_from([None, *format_names()]), st.booleans())
 def test_every_format_reads_or_refuses_in_one_line(log, format, lines):

@@ -2,37 +2,23 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
 from mtcabench.io import write_records
-
-_HERE = Path(__file__).resolve().parent
-
-
-def _load_as(stem: str):
-    # Tests run with --import-mode=importlib: load sibling helper modules by path, once.
-    name = f"_mtcabench_release_tests_{stem}"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, _HERE / f"{stem}.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+from tests.support import fake_hub, sample_reviews
 
 
 @pytest.fixture(scope="session")
 def reviews():
     """The sample_reviews module (hand-written decisions on the sample conversations)."""
-    return _load_as("sample_reviews")
+    return sample_reviews
 
 
 @pytest.fixture(scope="session")
 def fake_hub_module():
-    return _load_as("fake_hub")
+    return fake_hub
 
 
 @pytest.fixture()

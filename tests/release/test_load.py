@@ -52,6 +52,7 @@ def test_load_dataset_round_trip_with_typed_features(built, sample_inputs):
     assert per_source.num_rows == 7
 
 
+@pytest.mark.slow
 def test_load_dataset_works_offline_in_a_fresh_process(built, sample_inputs):
     code = (
         "import datasets, json, sys\n"

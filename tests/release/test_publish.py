@@ -102,6 +102,7 @@ def test_republishing_a_version_is_refused_and_a_new_one_deletes_dropped_files(
     assert set(hub.repos["my-org/mtcabench"].tags) == {"0.1.0", "0.2.0"}
 
 
+@pytest.mark.slow
 def test_published_release_loads_back_by_hub_id(built, hub, monkeypatch, sample_inputs):
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     publish_release(built.folder, "my-org/mtcabench", endpoint=hub.url)

@@ -22,9 +22,9 @@ from mtcabench.model import Candidate
 
 runner = CliRunner()
 
-#: What lineage-v3 proposes on the 200 runs (tests/lineage/test_taubench.py pins the same).
+#: What lineage-v3 proposes on the 200 runs (tests/annotate/lineage/test_taubench.py pins the same).
 BY_TYPE = {"direct": 3227, "chained": 771, "multi-source": 103, "hallucination": 15}
-#: The counterfactual spans (tests/lineage/test_counterfactual_taubench.py pins the same).
+#: The counterfactual spans (tests/annotate/lineage/test_counterfactual_taubench.py pins the same).
 COUNTERFACTUAL = 328
 
 

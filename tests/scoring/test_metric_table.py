@@ -84,13 +84,8 @@ def test_a_metric_name_is_taken_once(jaccard):
 def test_the_card_shows_a_metric_with_a_card_title(jaccard, tmp_path):
     # The release stage reads the same table: a metric with a card title gets its own table
     # in the Floors section, for every floor.
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "_sample_reviews_metric_table", ROOT / "tests" / "release" / "sample_reviews.py")
-    reviews = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(reviews)
     from mtcabench.io import write_records
+    from tests.support import sample_reviews as reviews
     from mtcabench.release import build_release
 
     convs = reviews.sample_conversations()

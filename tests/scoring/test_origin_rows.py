@@ -22,7 +22,7 @@ FLIGHTS = [
 
 def search_conv() -> Conversation:
     """A search for flights and an answer copying one flight's number, time and price (the
-    conversation of tests/lineage/test_counterfactual.py)."""
+    conversation of tests/annotate/lineage/test_counterfactual.py)."""
     call = ToolCall(id="c1", name="search_direct_flight",
                     arguments={"origin": "JFK", "destination": "SEA", "date": "2024-05-20"})
     texts = [(Role.SYSTEM, "Policy. The current time is 2024-05-15 15:00:00 EST."),

@@ -121,6 +121,7 @@ def test_compare_writes_everything_and_prints_the_table(bench, submissions, tmp_
     assert len(spans) == 8 and sorted(s["status"] for s in spans).count("missing") == 1
 
 
+@pytest.mark.slow
 def test_two_comparisons_with_dotted_names_never_overwrite_each_other(bench, submissions,
                                                                      tmp_path):
     """`trace` names its files run.<method>.jsonl: the comparison's name keeps B's method."""
@@ -157,6 +158,7 @@ def test_report_markdown_states_averages_and_warnings(bench, submissions, tmp_pa
     assert "| overall | 8 | 1 | 0.750 [" in md  # spans, scored empty, macro edge P
 
 
+@pytest.mark.slow
 def test_several_submissions_chart(bench, submissions, tmp_path):
     folder, _ = bench
     res = invoke("score", *submissions, "--benchmark", folder, "--out", tmp_path,

@@ -9,7 +9,9 @@ import sys
 import time
 from pathlib import Path
 
-from chain_data import chain_benchmark
+import pytest
+
+from tests.support.chain_data import chain_benchmark
 
 from mtcabench.scoring.show import draw_spans, render_dot, render_mermaid
 
@@ -50,6 +52,7 @@ main()
 """
 
 
+@pytest.mark.slow
 def test_stopping_show_mid_draw_leaves_no_hidden_file(tmp_path):
     sid = chain_benchmark(tmp_path / "bench", 200)
     out, marker = tmp_path / "out", tmp_path / "drawing"

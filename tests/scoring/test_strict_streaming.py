@@ -182,6 +182,7 @@ def _peak(sub: Path, bench_) -> int:
         tracemalloc.stop()
 
 
+@pytest.mark.slow
 def test_scoring_memory_does_not_grow_with_the_submission(tmp_path):
     _generated_benchmark(tmp_path / "bench")
     bench_ = load_benchmark(tmp_path / "bench")

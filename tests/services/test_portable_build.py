@@ -15,6 +15,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 X86_64 = platform.machine() in ("x86_64", "AMD64")
 
 # Registers and mnemonics that only AVX-512 (EVEX) or AMX code uses. AVX2 code uses ymm and
@@ -35,6 +37,7 @@ def _llama_libraries() -> list[Path]:
     return libs
 
 
+@pytest.mark.slow
 def test_llama_cpp_has_no_avx512_or_amx_code():
     objdump = shutil.which("objdump")
     assert objdump, "objdump (binutils) is needed to read the installed machine code"

@@ -21,7 +21,7 @@ pass computes for it), with Tokengeist, flat or any registered method, without a
 forward pass.
 
 Which scorers can run online: those whose sentence score is a fixed head-weighted attention
-mass (average attention, AT2; more with :func:`register_online_scorer`). AttnTrace scores
+mass (average attention, AT2; any scorer that declares ``online``). AttnTrace scores
 each sentence over many passes that each leave random context sentences out; a growing cache
 holds one context only, so it is refused with the reason (use it offline).
 

@@ -2,6 +2,6 @@
 
 What every runner shares (:mod:`._run`: the run check, headers, the finish), the local runner
 with resume and shards (:mod:`._trace`), joining shards (:mod:`._merge`), Ray Data
-(:mod:`._ray`), learning AT2's weights on a benchmark (:mod:`._learn`) and trace-only
-benchmarks for timing (:mod:`._smoke`).
+(:mod:`._ray`) and learning AT2's weights on a benchmark (:mod:`._learn`). Trace-only
+benchmarks for timing are test support (tests/support/smoke.py), not part of the package.
 """

@@ -24,7 +24,7 @@ from mtcabench.transcripts import (
     target_span,
 )
 
-HERE = Path(__file__).parent / "transcripts"
+HERE = Path(__file__).parent / "examples"
 REFUND = HERE / "refund_agent.json"
 WEATHER = HERE / "weather_agent.jsonl"
 

@@ -21,7 +21,7 @@ from mtcabench.transcripts import read_transcript
 
 pytestmark = pytest.mark.model
 
-HERE = Path(__file__).parent / "transcripts"
+HERE = Path(__file__).parents[1] / "transcripts" / "examples"
 REFUND = HERE / "refund_agent.json"
 runner = CliRunner()
 
@@ -142,13 +142,14 @@ def test_start_end_on_a_jsonl_transcript():
 
 
 def test_every_log_format_gives_the_same_graph_offline_and_online(loaded):
-    """The support conversation of tests/explain/logs in each of the five formats: the same
+    """The support conversation of tests/transcripts/logs in each of the five formats: the same
     Tokengeist graph offline; and the Tracer fed Anthropic messages as they come gives it too."""
-    logs = sorted((Path(__file__).parent / "logs").glob("support.*.json"))
+    logs = sorted((Path(__file__).parents[1] / "transcripts" / "logs").glob("support.*.json"))
     assert len(logs) == 5
     graphs = [mtcabench.explain(p, turn=8, span="BK-7Q2", model=loaded) for p in logs]
     assert all(g == graphs[0] for g in graphs) and graphs[0].edges
-    anthropic = json.loads((Path(__file__).parent / "logs" / "support.anthropic.json").read_text())
+    anthropic = json.loads(
+        (Path(__file__).parents[1] / "transcripts" / "logs" / "support.anthropic.json").read_text())
     tracer = Tracer(loaded)
     tracer.add({"role": "system", "content": anthropic["system"][0]["text"]})
     added = [len(tracer.add(m)) for m in anthropic["messages"]]

@@ -11,6 +11,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from mtcabench.cli import app
@@ -107,6 +108,7 @@ _INTERRUPTED = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_ctrl_c_near_the_end_of_score_leaves_none_of_its_files(bench, submissions, tmp_path):
     folder, _ = bench
     out = tmp_path / "score"

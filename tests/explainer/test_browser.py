@@ -12,7 +12,7 @@ from mtcabench.transcripts import read_transcript
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
 
-REFUND = Path(__file__).parent / "transcripts" / "refund_agent.json"
+REFUND = Path(__file__).parents[1] / "transcripts" / "examples" / "refund_agent.json"
 
 
 

@@ -91,6 +91,7 @@ def _held_build(args: list[str]) -> subprocess.Popen:
     return proc
 
 
+@pytest.mark.slow
 def test_a_second_build_of_a_version_being_built_is_refused(sample_inputs):
     first = _held_build(build_args(sample_inputs))
     try:
@@ -115,6 +116,7 @@ def test_a_second_build_of_a_version_being_built_is_refused(sample_inputs):
     assert again.exit_code == ExitCode.INVALID and "version-exists" in again.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_while_a_build_writes_leaves_nothing(sample_inputs, sig):
     build = _held_build(build_args(sample_inputs))

@@ -1,32 +1,22 @@
-"""benchmarks/parameter_study.py: shares stored once per conversation, the search replayed on
-them gives trace's graphs (real model, the sample)."""
+"""The parameter study (mtcabench.studies): shares stored once per conversation, the search
+replayed on them gives trace's graphs (real model, the sample)."""
 
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
 
+from mtcabench import studies
 from mtcabench.benchmark import load_benchmark
 from mtcabench.evaluate import Attributor, TraceSettings, make_scorer, trace_conversation
 
 pytestmark = pytest.mark.model
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "parameter_study.py"
-
 
 @pytest.fixture(scope="module")
 def study():
-    name = "_mtcabench_parameter_study"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, SCRIPT)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    return studies
 
 
 def test_split_is_by_task_and_trial(study):

@@ -10,7 +10,6 @@ value scanned every earlier turn. A rule change changes these on purpose (a new 
 from __future__ import annotations
 
 import hashlib
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,8 +19,7 @@ from mtcabench.cli import app
 from mtcabench.ingest import read_taubench
 from mtcabench.io import write_records
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from lineage_long import long_conversation  # noqa: E402
+from tests.support.long_conversations import long_conversation
 
 PINNED = {
     "lineage-v3": "da5b214c28bd945ea1dae9bccf9188d1e4742065d28efbb49d332ecb57e2de61",

@@ -2,7 +2,7 @@
 
 Each is given a deeply nested document: the answer is one InputError (or, inside a record,
 the parser's ValueError) saying "nested more than 200 levels", never a RecursionError. The
-CLI's readers are covered by test_hardening_io.py; these are the readers a command reaches
+CLI's readers are covered by test_nesting_folders_and_signals.py; these are the readers a command reaches
 only deep inside a run (the batch state, the released tables' rows, the package's resources).
 """
 

@@ -24,7 +24,7 @@ from mtcabench.transcripts import read_transcript
 
 pytestmark = [pytest.mark.model, pytest.mark.browser]
 
-BOOKING = Path(__file__).parent / "transcripts" / "booking_agent.json"
+BOOKING = Path(__file__).parents[1] / "transcripts" / "examples" / "booking_agent.json"
 GATE_LINE = '"gate": "K41"'
 runner = CliRunner()
 

@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
-from annotate_data import good_propose_table, good_verify
-from annotate_fakes import FakeOpenAI, script_responder
+from tests.support.annotate_data import good_propose_table, good_verify
+from tests.support.annotate_fakes import FakeOpenAI, script_responder
 from typer.testing import CliRunner
 
 from mtcabench.cli import app
@@ -160,6 +160,7 @@ def test_a_rerun_with_another_model_or_prompt_is_refused_before_any_request(tiny
 # ---------------------------------------------------------------- two runs on one output
 
 
+@pytest.mark.slow
 def test_two_runs_on_one_output_at_once_the_second_is_refused(tiny_path, tmp_path):
     out = tmp_path / "p.jsonl"
     with FakeOpenAI(script_responder(good_propose_table(), default_verify=good_verify)) as solo:

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from annotate_data import TINY, good_propose_table, good_verify, tiny_conversation
-from annotate_fakes import FakeOpenAI, script_responder
+from tests.support.annotate_data import TINY, good_propose_table, good_verify, tiny_conversation
+from tests.support.annotate_fakes import FakeOpenAI, script_responder
 from typer.testing import CliRunner
 
 from mtcabench.annotate import annotate_propose, annotate_run, annotate_verify
