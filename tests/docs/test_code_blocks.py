@@ -160,11 +160,11 @@ def test_code_block_runs(block: Block, sandbox_root):
                 json.loads(line)
         return
     box = _sandbox(sandbox_root, block.file)
-    # Earlier model-free shell blocks of the file first, if a selection (-m, -k) left them out:
-    # a block may use what they wrote.
+    # Earlier plain blocks of the file first, if a selection (-m, -k) left them out: a block
+    # may use what they wrote.
     for earlier in ALL:
         if (earlier.file == block.file and earlier.line < block.line and not earlier.marker
-                and CODE[earlier.lang] == "shell" and earlier.id not in _done):
+                and earlier.lang != "json" and earlier.id not in _done):
             _run(earlier, box, _env())
     _done.add(block.id)
     env = _env()
