@@ -5,7 +5,8 @@ one file run in order in one sandbox, so a block may use what an earlier one wro
 
 A comment right above a block says how it runs when it is not plain:
 
-* ``<!-- docs-test: model -->``: it loads the model (the test carries the ``model`` marker);
+* ``<!-- docs-test: model -->``: it loads the model, or reads what a block that does wrote (the
+  test carries the ``model`` marker);
 * ``<!-- docs-test: hub -->``: it talks to the Hub; run against the tests' HTTP-level Hub
   double (tests/release/fake_hub.py) through ``HF_ENDPOINT``, with a token;
 * ``<!-- docs-test: openai -->``: it calls an OpenAI-compatible LLM API (annotation); run
@@ -160,11 +161,13 @@ def test_code_block_runs(block: Block, sandbox_root):
                 json.loads(line)
         return
     box = _sandbox(sandbox_root, block.file)
-    # Earlier plain blocks of the file first, if a selection (-m, -k) left them out: a block
-    # may use what they wrote.
+    # Earlier plain blocks of the file first (and for a model block, earlier model blocks), if
+    # a selection (-m, -k) left them out: a block may use what they wrote.
+    rerun = ("", "model") if block.marker == "model" else ("",)
     for earlier in ALL:
-        if (earlier.file == block.file and earlier.line < block.line and not earlier.marker
-                and earlier.lang != "json" and earlier.id not in _done):
+        if (earlier.file == block.file and earlier.line < block.line
+                and earlier.marker in rerun and earlier.lang != "json"
+                and earlier.id not in _done):
             _run(earlier, box, _env())
     _done.add(block.id)
     env = _env()
