@@ -5,9 +5,14 @@ one file run in order in one sandbox, so a block may use what an earlier one wro
 
 A comment right above a block says how it runs when it is not plain:
 
-* ``<!-- docs-test: model -->``: it loads the model (the test carries the ``model`` marker);
+* ``<!-- docs-test: model -->``: it loads the model, or reads what a block that does wrote (the
+  test carries the ``model`` marker);
 * ``<!-- docs-test: hub -->``: it talks to the Hub; run against the tests' HTTP-level Hub
   double (tests/support/fake_hub.py) through ``HF_ENDPOINT``, with a token;
+* ``<!-- docs-test: openai -->``: it calls an OpenAI-compatible LLM API (annotation); run
+  against the tests' HTTP-level OpenAI double (tests/support/annotate_fakes.py) through
+  ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY``; the double proposes no span, so the LLM phases
+  run end to end and the candidates are the lineage annotator's;
 * ``<!-- docs-test: not run: REASON -->``: it cannot run here (it installs, sets a machine
   up, needs upstream data, an LLM endpoint or reviewers); the reason is required.
 
@@ -41,7 +46,7 @@ class Block:
     line: int
     lang: str
     code: str
-    marker: str  # "", "model", "hub" or "not run: REASON"
+    marker: str  # "", "model", "hub", "openai" or "not run: REASON"
 
     @property
     def id(self) -> str:
@@ -95,20 +100,31 @@ def _sandbox(root: Path, file: Path) -> Path:
 
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
-           if k not in ("OPENAI_API_KEY", "HF_TOKEN", "LABEL_STUDIO_URL", "LABEL_STUDIO_API_KEY")}
+           if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "AZURE_OPENAI_ENDPOINT", "HF_TOKEN",
+                        "LABEL_STUDIO_URL", "LABEL_STUDIO_API_KEY")}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
     env["COLUMNS"] = "100"
     return {**env, **extra}
 
 
+def _test_module(name: str, path: Path):
+    """A module of the tests' doubles, loaded by path (the test folders are not packages)."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # dataclasses look their module up
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
 def _fake_hub():
-    spec = importlib.util.spec_from_file_location("_docs_fake_hub",
-                                                  ROOT / "tests" / "support" / "fake_hub.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module.FakeHub()
+    return _test_module("_docs_fake_hub", ROOT / "tests" / "support" / "fake_hub.py").FakeHub()
+
+
+def _fake_openai():
+    path = ROOT / "tests" / "support" / "annotate_fakes.py"
+    return _test_module("_docs_fake_openai", path).FakeOpenAI()
 
 
 _done: set[str] = set()
@@ -126,7 +142,8 @@ def _run(block: Block, box: Path, env: dict[str, str]) -> subprocess.CompletedPr
 def test_every_code_block_is_collected_and_every_skip_says_why():
     assert len(ALL) >= 20 and any(b.file.name == "README.md" for b in ALL)
     for b in ALL:
-        assert b.marker in ("", "model", "hub") or b.marker.startswith("not run: "), b.id
+        assert (b.marker in ("", "model", "hub", "openai")
+                or b.marker.startswith("not run: ")), b.id
         if b.marker.startswith("not run"):
             assert len(b.marker) > len("not run: ") + 20, f"{b.id}: say why it cannot run"
 
@@ -144,22 +161,29 @@ def test_code_block_runs(block: Block, sandbox_root):
                 json.loads(line)
         return
     box = _sandbox(sandbox_root, block.file)
-    # Earlier model-free shell blocks of the file first, if a selection (-m, -k) left them out:
-    # a block may use what they wrote.
+    # Earlier plain blocks of the file first (and for a model block, earlier model blocks), if
+    # a selection (-m, -k) left them out: a block may use what they wrote.
+    rerun = ("", "model") if block.marker == "model" else ("",)
     for earlier in ALL:
-        if (earlier.file == block.file and earlier.line < block.line and not earlier.marker
-                and CODE[earlier.lang] == "shell" and earlier.id not in _done):
+        if (earlier.file == block.file and earlier.line < block.line
+                and earlier.marker in rerun and earlier.lang != "json"
+                and earlier.id not in _done):
             _run(earlier, box, _env())
     _done.add(block.id)
     env = _env()
-    hub = None
+    double = None
     if block.marker == "hub":
-        hub = _fake_hub().__enter__()
-        env.update(HF_ENDPOINT=hub.url, HF_TOKEN="hf_docs_test_token_0123456789")
+        double = _fake_hub().__enter__()
+        env.update(HF_ENDPOINT=double.url, HF_TOKEN="hf_docs_test_token_0123456789")
+    elif block.marker == "openai":
+        double = _fake_openai().__enter__()
+        env.update(OPENAI_BASE_URL=double.base_url, OPENAI_API_KEY="sk-docs-test-0123456789")
     try:
         res = _run(block, box, env)
     finally:
-        if hub is not None:
-            hub.__exit__(None, None, None)
+        if double is not None:
+            double.__exit__(None, None, None)
+    if block.marker == "openai":
+        assert double.chat_requests(), f"{block.id} sent the LLM double no request"
     if block.file.name == "README.md" and "print(" in block.code:
         assert "turn " in res.stdout, f"{block.id} printed no graph:\n{res.stdout}"

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from mtcabench.cli import app
 from mtcabench.model import ExplanationRecord
 
-LOG = Path(__file__).parent / "logs" / "support.anthropic.json"
+LOG = Path(__file__).parents[1] / "transcripts" / "logs" / "support.anthropic.json"
 
 
 def test_explain_writes_a_versioned_record_with_each_methods_header_parameters(tmp_path):
