@@ -10,7 +10,6 @@ On conftest's TOKENGEIST submission its values are worked out by hand below.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -161,10 +160,8 @@ def test_the_view_page_shows_it(toy, bench, submissions, tmp_path, browser):
 
 
 def test_the_card_shows_it(toy, tmp_path):
-    spec = importlib.util.spec_from_file_location(
-        "_sample_reviews_new_count", ROOT / "tests" / "release" / "sample_reviews.py")
-    reviews = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(reviews)
+    from tests.support import sample_reviews as reviews
+
     from mtcabench.io import write_records
     from mtcabench.release import build_release
 
