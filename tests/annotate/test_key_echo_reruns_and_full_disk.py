@@ -16,12 +16,12 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.support.annotate_data import good_propose_table, good_verify
-from tests.support.annotate_fakes import FakeOpenAI, script_responder
 from typer.testing import CliRunner
 
 from mtcabench.cli import app
 from mtcabench.errors import ExitCode
+from tests.support.annotate_data import good_propose_table, good_verify
+from tests.support.annotate_fakes import FakeOpenAI, script_responder
 
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -104,6 +104,7 @@ def test_a_400_ending_with_the_authorization_header_shows_no_part_of_the_key(
 # ---------------------------------------------------------------- the key as \uXXXX escapes
 
 
+@pytest.mark.slow  # a few seconds: a fresh interpreter or a whole run
 def test_a_quote_that_is_the_header_in_unicode_escapes_is_stored_redacted(tiny_path, tmp_path,
                                                                           monkeypatch):
     key = new_key()
@@ -129,6 +130,7 @@ def test_a_quote_that_is_the_header_in_unicode_escapes_is_stored_redacted(tiny_p
 # ---------------------------------------------------------------- another model, another prompt
 
 
+@pytest.mark.slow  # a few seconds: a fresh interpreter or a whole run
 def test_a_rerun_with_another_model_or_prompt_is_refused_before_any_request(tiny_path, tmp_path):
     out = tmp_path / "p.jsonl"
     with FakeOpenAI(script_responder(good_propose_table(), default_verify=good_verify)) as fake:
@@ -213,6 +215,7 @@ def test_a_response_cache_on_a_full_disk_is_one_line(size_kb, tiny_path, tmp_pat
 # ---------------------------------------------------------------- a password in --base-url
 
 
+@pytest.mark.slow  # a few seconds: a fresh interpreter or a whole run
 def test_a_password_in_the_base_url_is_shown_and_stored_nowhere(tiny_path, tmp_path):
     password = f"pw{secrets.token_hex(12)}"
     with FakeOpenAI(script_responder(good_propose_table(), default_verify=good_verify)) as fake:

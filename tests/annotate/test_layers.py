@@ -50,6 +50,7 @@ def test_no_module_is_over_about_400_lines():
     assert not long, long
 
 
+@pytest.mark.slow  # a few seconds: a fresh interpreter or a whole run
 def test_the_transport_and_the_options_do_not_import_the_sdk_until_a_request_is_made():
     import subprocess
     import sys

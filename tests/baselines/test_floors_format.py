@@ -7,6 +7,8 @@ import subprocess
 import sys
 from itertools import islice
 
+import pytest
+
 from mtcabench.baselines import FLOORS, first_user, recency
 from mtcabench.evaluate import METHODS, SearchSettings, TraceSettings
 from mtcabench.ingest import read_taubench
@@ -39,6 +41,7 @@ def test_the_trace_methods_build_the_format_layer_graphs(sample_path, taubench_a
     assert list(FLOORS) == ["recency", "first-user"]
 
 
+@pytest.mark.slow  # a few seconds: a fresh interpreter or a whole run
 def test_baselines_import_neither_a_stage_nor_torch():
     code = ("import sys, mtcabench.baselines; "
             "bad = [m for m in sys.modules if m.split('.')[0] in ('torch', 'numpy') "

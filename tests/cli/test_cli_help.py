@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 import typer.main
 from typer.testing import CliRunner
 
@@ -35,6 +36,7 @@ def test_root_help_lists_explain_first_then_the_pipeline():
     assert [n for n in names if n in pipeline] == pipeline
 
 
+@pytest.mark.slow  # a few seconds: a fresh interpreter or a whole run
 def test_no_group_cuts_a_description_mid_phrase():
     root = typer.main.get_command(app)
     groups = [[]] + [[name] for name, cmd in root.commands.items() if hasattr(cmd, "commands")]

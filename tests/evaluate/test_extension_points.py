@@ -13,6 +13,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 import mtcabench
 
 ROOT = Path(mtcabench.__file__).resolve().parent.parent
@@ -57,6 +59,7 @@ def test_a_new_scorer_module_is_listed_and_built_without_importing_it_first(tmp_
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
 
 
+@pytest.mark.slow  # a few seconds: a fresh interpreter or a whole run
 def test_a_new_method_is_listed_and_traced(tmp_path, sample_benchmark):
     (tmp_path / "my_methods.py").write_text(textwrap.dedent("""
         from mtcabench.evaluate import Method, register_method, target_graph

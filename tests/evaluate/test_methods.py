@@ -142,6 +142,7 @@ def test_run_checks(no_model, sample_benchmark, tmp_path):
     assert not (tmp_path / "o.jsonl").exists()
 
 
+@pytest.mark.slow  # a few seconds: a fresh interpreter or a whole run
 def test_model_free_methods_never_import_torch(sample_benchmark, tmp_path):
     # A fresh interpreter: importing the CLI and running the baselines must not import torch.
     code = f"""

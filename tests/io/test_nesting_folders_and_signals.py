@@ -295,6 +295,7 @@ def test_a_handler_the_program_set_is_left_alone(tmp_path):
         signal.signal(signal.SIGTERM, old)
 
 
+@pytest.mark.slow  # a few seconds: a fresh interpreter or a whole run
 def test_sigterm_mid_ingest_leaves_nothing(tmp_path, sample_path):
     """The CLI: SIGTERM while ingest writes leaves neither output nor temporary file."""
     runs = json.loads(sample_path.read_text(encoding="utf-8"))

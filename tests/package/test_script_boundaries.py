@@ -8,6 +8,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
 OUTSIDE = ("mtcabench", "tests", "scripts", "examples")
@@ -43,6 +45,7 @@ def _parse(path: Path) -> ast.Module:
     return ast.parse(path.read_text(encoding="utf-8"), str(path))
 
 
+@pytest.mark.slow  # a few seconds: a fresh interpreter or a whole run
 def test_no_module_outside_benchmarks_imports_from_it():
     scripts = {p.stem for p in BENCHMARKS.glob("*.py")} | {"benchmarks"}
     found = []

@@ -23,8 +23,8 @@ import pytest
 from typer.testing import CliRunner
 
 from mtcabench.cli import app
-from mtcabench.scoring import compare_submissions, score_submission
 from mtcabench.results.report import Comparison, ScoreReport
+from mtcabench.scoring import compare_submissions, score_submission
 
 runner = CliRunner()
 
@@ -40,6 +40,7 @@ def score_cli(sub: Path, bench: Path, out: Path, *extra) -> ScoreReport:
     return ScoreReport.model_validate_json((out / f"{name}.score.json").read_text())
 
 
+@pytest.mark.slow  # a few seconds: a fresh interpreter or a whole run
 def test_tokengeist_numbers_by_hand(bench, submissions, tmp_path):
     folder, _ = bench
     report = score_cli(submissions[0], folder, tmp_path)
