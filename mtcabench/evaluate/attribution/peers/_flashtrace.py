@@ -10,12 +10,21 @@ own fast attention needs no change.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from mtcabench.evaluate.attribution._base import register_scorer
+from mtcabench.evaluate.attribution._base import register_scorer, setting
 from mtcabench.evaluate.attribution.peers._common import PeerScorer, import_peer
+
+
+@dataclass(frozen=True)
+class FlashTraceSettings:
+    """The package's own setting (``--peer-flashtrace-*``)."""
+
+    method: str = setting("flashtrace", "FlashTrace: the package's attribution method "
+                          "(its trace(method=...)).")
 
 
 @register_scorer
@@ -26,11 +35,12 @@ class PeerFlashTrace(PeerScorer):
     summary = "FlashTrace's information-flow attribution through its own package (`flashtrace`)"
     passes_per_conversation = "one per query"
     offline_only = "it runs its package once per query"
+    Settings = FlashTraceSettings
 
-    def __init__(self, method: str = "flashtrace"):
+    def __init__(self, settings: FlashTraceSettings | None = None):
         import_peer("flashtrace", "flashtrace==0.1.1")
-        super().__init__()
-        self.method = method
+        super().__init__(settings)
+        self.method = self.settings.method
 
     def query_scores(self, loaded, rendered, query, src):
         import_peer("flashtrace", "flashtrace==0.1.1")
