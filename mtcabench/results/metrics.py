@@ -440,7 +440,10 @@ def register_metric(metric: Metric) -> Metric:
     """Add a metric to :data:`METRICS` (after the others): every report, table, chart, the
     floors, ``show``, ``view`` and the card list it from then on, and a :class:`SpanScore`
     reads it as an attribute. A name already taken (by a metric, a count or an attribute of
-    SpanScore) is refused, and so is a count it needs that :data:`COUNTS` does not hold."""
+    SpanScore) is refused, and so is a count it needs that :data:`COUNTS` does not hold. The
+    registries' one rule (``mtcabench.registry``): the same metric again is harmless."""
+    if METRICS.get(metric.name) is metric:
+        return metric
     if metric.name in METRICS or metric.name in COUNTS or hasattr(SpanScore, metric.name):
         raise ValueError(f"a metric or count named {metric.name!r} exists already")
     unknown = [c for c in metric.counts if c not in COUNTS]
@@ -461,7 +464,10 @@ def unregister_metric(name: str) -> Metric:
 
 def register_count(count: Count) -> Count:
     """Add a count to :data:`COUNTS` (after the others): every span is counted with it from
-    then on, a metric may need it, and the per-span file lists it (``written``)."""
+    then on, a metric may need it, and the per-span file lists it (``written``). The same
+    count again is harmless, as in every registry."""
+    if COUNTS.get(count.name) is count:
+        return count
     if count.name in COUNTS or count.name in METRICS or hasattr(SpanScore, count.name):
         raise ValueError(f"a metric or count named {count.name!r} exists already")
     COUNTS[count.name] = count

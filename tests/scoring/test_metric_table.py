@@ -7,15 +7,16 @@ Floors section then hold it, with values worked out by hand on the hand-written 
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from mtcabench.benchmark import load_benchmark
 from mtcabench.results import METRICS, Metric, ScoreReport, SpanScore, register_metric
 from mtcabench.results.metrics import markdown_table, ratio_array, unregister_metric
 from mtcabench.scoring import run_scoring, score_spans
-from mtcabench.benchmark import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,8 +70,9 @@ def test_a_registered_metric_is_in_the_report(jaccard, bench, submissions, tmp_p
 
 
 def test_a_metric_name_is_taken_once(jaccard):
+    assert register_metric(JACCARD) is JACCARD  # the same metric again: harmless
     with pytest.raises(ValueError, match="exists already"):
-        register_metric(JACCARD)
+        register_metric(dataclasses.replace(JACCARD))
     with pytest.raises(ValueError, match="not a count column"):
         register_metric(Metric("x", "x", "x", span=lambda c: 0.0,
                                micro=lambda s: s["edge_hits"], only="nothing",
@@ -85,8 +87,8 @@ def test_the_card_shows_a_metric_with_a_card_title(jaccard, tmp_path):
     # The release stage reads the same table: a metric with a card title gets its own table
     # in the Floors section, for every floor.
     from mtcabench.io import write_records
-    from tests.support import sample_reviews as reviews
     from mtcabench.release import build_release
+    from tests.support import sample_reviews as reviews
 
     convs = reviews.sample_conversations()
     write_records(tmp_path / "c.jsonl", convs.values())
@@ -104,3 +106,20 @@ def test_the_docs_list_every_metric():
     table = markdown_table()
     assert table in page, ("docs/scoring.md's table of metrics differs from METRICS; paste:\n"
                            + table)
+
+
+def test_a_metric_or_count_registered_again_follows_the_registries_one_rule():
+    """The same entry again is harmless (a module imported twice); another under a taken
+    name is an error, as in mtcabench.registry."""
+    import dataclasses
+
+    from mtcabench.results.metrics import COUNTS, METRICS, register_count, register_metric
+
+    name = next(iter(METRICS))
+    assert register_metric(METRICS[name]) is METRICS[name]
+    count = next(iter(COUNTS))
+    assert register_count(COUNTS[count]) is COUNTS[count]
+    with pytest.raises(ValueError, match="exists already"):
+        register_metric(dataclasses.replace(METRICS[name]))
+    with pytest.raises(ValueError, match="exists already"):
+        register_count(dataclasses.replace(COUNTS[count]))
