@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _sample_reviews():
     spec = importlib.util.spec_from_file_location(
-        "sample_reviews", ROOT / "tests" / "release" / "sample_reviews.py")
+        "sample_reviews", ROOT / "tests" / "support" / "sample_reviews.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -25,7 +25,7 @@ from mtcabench.evaluate import SCORERS, Attributor, Query, Tracer, TraceSettings
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent
-REFUND = ROOT / "tests" / "explain" / "transcripts" / "refund_agent.json"
+REFUND = ROOT / "tests" / "transcripts" / "examples" / "refund_agent.json"
 runner = CliRunner()
 
 
