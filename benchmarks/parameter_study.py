@@ -1,43 +1,12 @@
 """Parameter study: Tokengeist's edge F1 and source recall over its search settings, on a
 development split of TauBench airline; test-split figures of the chosen settings beside flat
-and the model-free floors.
-
-One command produces the whole table:
+and the model-free floors. The command line of :func:`mtcabench.studies.parameter_study`,
+whose module docstring says how the gold, the split and the grid are made.
 
     python benchmarks/parameter_study.py                      # gold: lineage on the real file
     python benchmarks/parameter_study.py --benchmark release/X          # or any benchmark
     python benchmarks/parameter_study.py --conversations C --reviewed R  # or review decisions
     python benchmarks/parameter_study.py --write-docs docs/evaluate.md   # also update the docs
-
-**Gold.** By default the gold is what the pipeline builds from the real runs
-(gpt-4o-airline.json): ingest, ``annotate lineage`` with its default rules, ``review
-auto-accept``, ``release build`` (written under ``--out``/gold). ``--benchmark`` takes any
-benchmark (a release folder, a folder of conversations.jsonl + spans.jsonl, a Hub id);
-``--conversations`` with ``--reviewed`` builds a release from review decisions first. Rerun on
-newer gold (lineage-v2) with either.
-
-**Split** (:func:`split_of`): by *task*, so that the trials of one task never straddle it. A
-TauBench conversation ``.../task-<id>/trial-<n>`` is **dev** when ``id mod 5 = 0`` (tasks 0, 5,
-..., 45) and **test** when ``id mod 5 = 1`` (tasks 1, 6, ..., 46), in both cases trials 0 and 1
-only (the model pass is the cost: about 90 s per conversation on 2 shared cores); every other
-conversation is unused, kept unseen for later studies. A conversation without a task id is
-bucketed by the CRC-32 of its id. Settings are chosen on dev only; test figures are computed
-once, for the chosen settings.
-
-**Cost.** The model runs once per conversation: one forward pass with average attention gives
-the sentence scores of every query (the spans and every assistant turn Tokengeist may recurse
-into), exactly as ``trace`` computes them (the same function, ``model_shares``); both turn
-aggregates (max, sum) are derived from those scores. The shares are cached in
-``--out``/shares.jsonl (keyed by model, scorer, conversation and spans), so a rerun with new
-grid points or the test table costs no forward pass. Every grid point then replays the pure
-search (:func:`mtcabench.evaluate.tokengeist`, :func:`~mtcabench.evaluate.flat`) on the stored
-shares; tests/studies/test_parameter_study.py checks that a replay gives trace's graphs.
-
-Outputs in ``--out`` (default runs/parameter-study): table.md (printed too), grid.csv (every
-grid point on dev), shares.jsonl, test/ (the test split's benchmark, submissions at the chosen
-settings and their score reports with floors, from ``mtcabench score``).
-
-The pipeline is a module of the package (mtcabench.studies); this script is its command line.
 """
 
 from __future__ import annotations
