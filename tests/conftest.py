@@ -1,5 +1,6 @@
 """Fixtures shared by every test folder: project paths, the real upstream TauBench file, the
-real model (loaded once per session) and the sample's benchmark."""
+real model (loaded once per session), the tiny random-weight models (built once per session)
+and the sample's benchmark."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 
 from tests.support.paths import CHROMIUM, CHROMIUM_ARGS, ROOT, SAMPLE, taubench_airline_path
 from tests.support.sample_benchmark import build_sample_benchmark
+from tests.support.tiny_models import TinyModels
 
 # tests/peers/ runs the attribution methods' own packages, which live in the peers' virtual
 # environment (scripts/setup_peers.sh; .ci/run runs the folder there). Elsewhere it is not
@@ -25,11 +27,12 @@ collect_ignore = [] if all(importlib.util.find_spec(m) for m in ("at2", "context
 #: What the fast lane (``pytest --fast``) leaves out: tests that load the real model, start a
 #: service or a browser, are marked slow, or read the 200 real TauBench runs.
 SLOW_MARKERS = ("model", "browser", "llm_server", "label_studio", "slow", "real_runs")
-#: Fixtures that mark the tests asking for them, directly or through another fixture: reading
-#: (or building a release from) the real TauBench runs, and running a command in a process of
-#: its own on a small full disk (seconds each).
-MARKED_BY_FIXTURE = {"taubench_airline": "real_runs", "taubench_release": "real_runs",
-                     "small_disk": "slow"}
+#: Fixtures that mark the tests asking for them, directly or through another fixture: the real
+#: model, reading (or building a release from) the real TauBench runs, and running a command in
+#: a process of its own on a small full disk (seconds each). The tiny models mark nothing: a
+#: test that asks only for them runs in the fast lane.
+MARKED_BY_FIXTURE = {"loaded": "model", "taubench_airline": "real_runs",
+                     "taubench_release": "real_runs", "small_disk": "slow"}
 
 
 def pytest_addoption(parser):
@@ -160,10 +163,37 @@ def small_disk(tmp_path) -> SmallDisk:
 
 @pytest.fixture(scope="session")
 def loaded():
-    """The default model (SmolLM2-135M-Instruct), loaded once per session."""
+    """The default model (SmolLM2-135M-Instruct), loaded once per session (load_model's memo
+    hands the same object to a command run through CliRunner). Asking for it marks a test
+    ``model``: use it where real weights matter, a tiny model elsewhere."""
     from mtcabench.evaluate import load_model
 
     return load_model()
+
+
+@pytest.fixture(scope="session")
+def tiny_models(tmp_path_factory) -> TinyModels:
+    """The tiny random-weight models' folders (tests/support/tiny_models.py), by architecture:
+    ``tiny_models["llama"]`` (the default model's architecture), ``["qwen3"]`` (q/k norms),
+    ``["mistral"]`` (a sliding window); each built on first use, once per session (per
+    worker), and taken by every path a real model folder is: ``load_model(str(folder))``,
+    ``--model FOLDER``, the Tracer."""
+    return TinyModels(tmp_path_factory.mktemp("tiny-models"))
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tiny_models) -> Path:
+    """The folder of the tiny model of the default model's architecture (``--model`` takes it)."""
+    return tiny_models["llama"]
+
+
+@pytest.fixture(scope="session")
+def tiny_loaded(tiny_model_dir):
+    """The tiny model of the default model's architecture, loaded (``loaded``'s stand-in for
+    tests of mechanics; the same object a command given ``--model tiny_model_dir`` loads)."""
+    from mtcabench.evaluate import load_model
+
+    return load_model(str(tiny_model_dir))
 
 
 @pytest.fixture(scope="session")

@@ -33,14 +33,21 @@ def test_cli_defaults_match_the_library():
             assert defaults[f"{key}_{f.name}"] == getattr(cls(), f.name), (key, f.name)
 
 
-@pytest.mark.model
-def test_trace_command_writes_a_submission(sample_benchmark, tmp_path):
+def test_trace_command_writes_a_submission(tiny_loaded, tiny_model_dir, sample_benchmark,
+                                          tmp_path, monkeypatch):
+    from mtcabench.evaluate.attribution import _loading
+
+    loads = []
+    monkeypatch.setattr(_loading, "_load", lambda *a: loads.append(a))  # the memo's model serves
     out = tmp_path / "sub.jsonl"
     result = runner.invoke(app, ["trace", "--benchmark", str(sample_benchmark), "--method", "flat",
-                                 "--scorer", "avg-attention", "--top-k", "2", "--out", str(out)])
+                                 "--scorer", "avg-attention", "--top-k", "2", "--out", str(out),
+                                 "--model", str(tiny_model_dir)])
     assert result.exit_code == 0, result.output
+    assert loads == []
     lines = [json.loads(x) for x in out.read_text().splitlines()]
     assert lines[0]["kind"] == "submission" and lines[0]["parameters"]["top_k"] == 2
+    assert lines[0]["model"] == "tiny-llama"
     assert len(lines) == 6 and all(len(x["edges"]) <= 2 for x in lines[1:])
     assert "wrote 5 spans (0 skipped)" in result.output
 

@@ -1,6 +1,8 @@
-"""The online Tracer (real model): its graphs and shares equal offline `trace`'s on every span
-of the sample and of ten real TauBench conversations; it answers without a forward pass,
-crops and recomputes where a template re-renders earlier text, and refuses what it cannot do."""
+"""The online Tracer: its graphs and shares equal offline `trace`'s on every span of the sample
+(on the three tiny architectures) and of ten real TauBench conversations (real model); it
+answers without a forward pass, crops and recomputes where a template re-renders earlier
+text, and refuses what it cannot do. Tests asking for ``loaded`` are marked ``model`` by
+tests/conftest.py; those on a tiny model run in the fast lane."""
 
 from __future__ import annotations
 
@@ -39,8 +41,7 @@ from mtcabench.model import (
     Verdict,
     span_id,
 )
-
-pytestmark = pytest.mark.model
+from tests.support.tiny_models import ARCHITECTURES
 
 TOL = 1e-4
 METHODS = ("tokengeist", "flat")
@@ -80,6 +81,14 @@ def lineage_spans(conv) -> list[BenchmarkSpan]:
                 graph=alone, depth=0, sources=[], decision_source=DecisionSource.AUTO,
                 verdict=Verdict.ACCEPT))
     return spans
+
+
+@pytest.fixture(scope="module", params=ARCHITECTURES)
+def tiny_arch(request, tiny_models):
+    """Each tiny model (the default model's architecture, q/k norms, a sliding window)."""
+    from mtcabench.evaluate import load_model
+
+    return load_model(str(tiny_models[request.param]))
 
 
 @pytest.fixture(scope="module")
@@ -144,12 +153,13 @@ def check_equivalent(loaded, conv, spans, settings=TraceSettings(), scorer="avg-
     return tracer
 
 
-def test_sample_spans_equal_offline(loaded, sample_benchmark):
+def test_sample_spans_equal_offline(tiny_arch, sample_benchmark):
     bench = load_benchmark(sample_benchmark)
     for conv in bench.conversations.values():
         spans = [s for s in bench.spans if s.conversation_id == conv.id] + lineage_spans(conv)
         assert spans, conv.id
-        check_equivalent(loaded, conv, spans)
+        tracer = check_equivalent(tiny_arch, conv, spans)
+        assert tracer.stats.tokens > 300  # past the tiny Mistral's window of 48
 
 
 def test_sample_at2_equal_offline(loaded, sample_benchmark):
@@ -168,7 +178,8 @@ def test_taubench_spans_equal_offline(loaded, taubench_ten, index):
     check_equivalent(loaded, conv, spans)
 
 
-def test_explain_runs_no_forward_pass(loaded, sample_path, monkeypatch):
+def test_explain_runs_no_forward_pass(tiny_loaded, sample_path, monkeypatch):
+    loaded = tiny_loaded
     conv = next(read_taubench(sample_path))
     # In the calling thread (background=False): the model runs at every add ...
     tracer = Tracer(loaded, pass_tokens=0, background=False)

@@ -58,6 +58,15 @@ def _rope_function(module) -> Callable:
     return fn
 
 
+def sliding_window(module) -> int | None:
+    """The attention window of a layer, in tokens (None: causal only). Qwen2/3 keep it on each
+    attention module (None on their full-attention layers); Mistral passes its config's to the
+    attention function instead."""
+    if hasattr(module, "sliding_window"):
+        return module.sliding_window
+    return getattr(getattr(module, "config", None), "sliding_window", None)
+
+
 def layer_attention_rows(
     module, hidden: torch.Tensor, position_embeddings, rows: torch.Tensor,
     past_keys: torch.Tensor | None = None, keys: torch.Tensor | None = None,
@@ -99,7 +108,7 @@ def layer_attention_rows(
     k = k[0].float()  # [kvH, T, hd]
     groups = module.num_key_value_groups
     keys = torch.arange(T, device=h.device)
-    window = getattr(module, "sliding_window", None)
+    window = sliding_window(module)
     # Queries of every row at once (small: rows x heads x head_dim), scaled once.
     q = module.q_proj(h[rows - P]).view(len(rows), -1, hd)
     if getattr(module, "q_norm", None) is not None:

@@ -10,7 +10,9 @@ A model is named by one of:
 GGUF weights are dequantised to float32 on load, which is slow (about 20-40 s on two cores),
 so the first load saves the converted model with ``save_pretrained`` under the model cache
 (``$MTCABENCH_MODEL_CACHE``, default ``~/.cache/mtcabench/models``) and later loads read that
-copy (well under a second).
+copy (well under a second). Within one process a model is loaded once: :func:`load_model`
+hands every caller asking for the same model, device, dtype and attention implementation the
+same :class:`LoadedModel` (see there for what callers must leave as they found it).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ import importlib.util
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +35,7 @@ DEFAULT_MODEL = "smollm2-135m-instruct"
 _SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
-@dataclass
+@dataclass(frozen=True)
 class LoadedModel:
     """A causal LM ready for attribution: model, tokenizer, and the facts we need about them."""
 
@@ -41,6 +44,8 @@ class LoadedModel:
     name: str
     #: Longest token sequence the model accepts (its position-embedding range).
     context_length: int
+    #: The chat template the tokenizer had when loaded (load_model's memo checks it is kept).
+    chat_template: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def device(self):
@@ -178,6 +183,72 @@ def _pick_device(device: str) -> str:
     return device
 
 
+def _pick_dtype(dtype: str, device: str):
+    import torch
+
+    if dtype == "auto":
+        return torch.bfloat16 if device.startswith("cuda") else torch.float32
+    torch_dtype = getattr(torch, dtype, None)
+    if not isinstance(torch_dtype, torch.dtype):
+        raise InputError(f"--dtype {dtype}: not a torch dtype (float32, bfloat16, float16)")
+    return torch_dtype
+
+
+# ------------------------------------------------------------------ one load per process
+
+#: Loaded models by (source, display name, files, device, dtype, attention implementation).
+_MEMO: dict[tuple, LoadedModel] = {}
+#: One lock per key: two threads asking for the same model wait for one load.
+_KEY_LOCKS: dict[tuple, threading.Lock] = {}
+_GUARD = threading.Lock()
+
+
+def _files_signature(source: str) -> tuple:
+    """Name, size and mtime of a model folder's files: a folder saved again is loaded again."""
+    folder = Path(source)
+    if not folder.is_dir():
+        return ()  # a Hub id: its files are the Hub's
+    return tuple(sorted((p.name, st.st_size, st.st_mtime_ns)
+                        for p in folder.iterdir() if p.is_file() for st in [p.stat()]))
+
+
+def _as_loaded(loaded: LoadedModel, device: str, torch_dtype, attn_implementation: str) -> bool:
+    """Whether a memoised model is still as :func:`load_model` handed it out (see there)."""
+    from mtcabench.evaluate.attribution._exclusive import model_lock
+
+    model = loaded.model
+    p = next(model.parameters())
+    if (p.device.type != device.split(":")[0] or p.dtype != torch_dtype or model.training
+            or getattr(model.config, "_attn_implementation", None) != attn_implementation
+            or any(q.requires_grad for q in model.parameters())
+            or getattr(loaded.tokenizer, "chat_template", None) != loaded.chat_template):
+        return False
+    # Hooks are set only while the model's lock is held (_attention.RowHooks); one found while
+    # nobody holds it was left behind. A pass in progress holds the lock: its hooks are its own.
+    lock = model_lock(model)
+    if not lock.acquire(blocking=False):
+        return True
+    try:
+        return not any(_callers_hooks(m) for m in model.modules())
+    finally:
+        lock.release()
+
+
+def _callers_hooks(module) -> list:
+    """The forward hooks on ``module`` that a caller set: transformers installs hooks of its
+    own (to capture outputs such as attentions) that belong to the model, not to a caller."""
+    hooks = [*module._forward_hooks.values(), *module._forward_pre_hooks.values()]
+    return [h for h in hooks
+            if not (getattr(h, "__module__", None) or "").startswith("transformers.")]
+
+
+def clear_model_memo() -> None:
+    """Forget the models :func:`load_model` has handed out: the next call loads afresh (the
+    objects already handed out stay as they are for their holders)."""
+    with _GUARD:
+        _MEMO.clear()
+
+
 def load_model(
     name: str = DEFAULT_MODEL,
     *,
@@ -190,18 +261,45 @@ def load_model(
     ``dtype`` ``auto`` is float32 on CPU and bfloat16 on GPU. ``attn_implementation`` only
     changes how the model's own forward pass computes attention; attribution recomputes the
     rows it needs itself (see mtcabench.evaluate.attribution._attention), so ``sdpa`` is the fast choice.
-    """
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    Loaded once per process: a second call for the same model (the same name, and for a
+    folder the same files), device, dtype and attention implementation returns the same
+    :class:`LoadedModel`, from any thread (two threads asking at once wait for one load). One
+    object then serves every caller (an offline trace, a Tracer, a command run in process),
+    so a caller leaves it as it found it:
+
+    - passes: each holds the model's lock (``_exclusive``) from registering its hooks to
+      removing them, so callers in several threads take turns, never see another's hooks;
+    - a model found changed is not handed out again but loaded afresh (the changed object
+      stays with whoever holds it): moved to another device or dtype, put in training mode,
+      given gradients, switched to another attention implementation, its tokenizer given
+      another chat template, or hooks left registered while nobody runs a pass;
+    - what is not checked and must not be done to a shared model: editing its weights or
+      its tokenizer's other settings in place (copy the tokenizer, as the tests do, or load
+      afresh after :func:`clear_model_memo`).
+
+    The memo keeps its models for the process's life; :func:`clear_model_memo` drops them.
+    """
     source, display = resolve_model(name)
     device = _pick_device(device)
-    if dtype == "auto":
-        torch_dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
-    else:
-        torch_dtype = getattr(torch, dtype, None)
-        if not isinstance(torch_dtype, torch.dtype):
-            raise InputError(f"--dtype {dtype}: not a torch dtype (float32, bfloat16, float16)")
+    torch_dtype = _pick_dtype(dtype, device)
+    key = (os.path.realpath(source) if Path(source).is_dir() else source, display,
+           _files_signature(source), device, str(torch_dtype), attn_implementation)
+    with _GUARD:
+        lock = _KEY_LOCKS.setdefault(key, threading.Lock())
+    with lock:
+        loaded = _MEMO.get(key)
+        if loaded is None or not _as_loaded(loaded, device, torch_dtype, attn_implementation):
+            loaded = _load(name, source, display, device, torch_dtype, attn_implementation)
+            with _GUARD:
+                _MEMO[key] = loaded
+        return loaded
+
+
+def _load(name: str, source: str, display: str, device: str, torch_dtype,
+          attn_implementation: str) -> LoadedModel:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
     try:
         tokenizer = AutoTokenizer.from_pretrained(source)
         model = AutoModelForCausalLM.from_pretrained(
@@ -219,4 +317,5 @@ def load_model(
     model.eval()
     model.requires_grad_(False)
     context = int(getattr(model.config, "max_position_embeddings", 0) or 0) or 2048
-    return LoadedModel(model=model, tokenizer=tokenizer, name=display, context_length=context)
+    return LoadedModel(model=model, tokenizer=tokenizer, name=display, context_length=context,
+                       chat_template=tokenizer.chat_template)
