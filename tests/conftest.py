@@ -12,7 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.paths import CHROMIUM, CHROMIUM_ARGS, ROOT, SAMPLE, taubench_airline_path
+from tests.support.paths import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    ROOT,
+    SAMPLE,
+    tau2_folder,
+    taubench_airline_path,
+)
 from tests.support.sample_benchmark import build_sample_benchmark
 
 # tests/peers/ runs the attribution methods' own packages, which live in the peers' virtual
@@ -23,13 +30,13 @@ collect_ignore = [] if all(importlib.util.find_spec(m) for m in ("at2", "context
 
 
 #: What the fast lane (``pytest --fast``) leaves out: tests that load the real model, start a
-#: service or a browser, are marked slow, or read the 200 real TauBench runs.
+#: service or a browser, are marked slow, or read the real upstream runs (TauBench, tau2-bench).
 SLOW_MARKERS = ("model", "browser", "llm_server", "label_studio", "slow", "real_runs")
 #: Fixtures that mark the tests asking for them, directly or through another fixture: reading
-#: (or building a release from) the real TauBench runs, and running a command in a process of
-#: its own on a small full disk (seconds each).
+#: (or building a release from) the real TauBench or tau2-bench runs, and running a command in
+#: a process of its own on a small full disk (seconds each).
 MARKED_BY_FIXTURE = {"taubench_airline": "real_runs", "taubench_release": "real_runs",
-                     "small_disk": "slow"}
+                     "tau2_results": "real_runs", "small_disk": "slow"}
 
 
 def pytest_addoption(parser):
@@ -100,6 +107,16 @@ def taubench_airline() -> Path:
             "MTCABENCH_TAUBENCH_AIRLINE"
         )
     return path
+
+
+@pytest.fixture(scope="session")
+def tau2_results() -> Path:
+    """The folder of the 19 real tau2-bench results files; fails (never skips) without it."""
+    folder = tau2_folder()
+    if folder is None:
+        pytest.fail("the 19 tau2-bench results files are needed: run `mtcabench raw fetch "
+                    "--source tau2` (or --from a folder holding them), or set MTCABENCH_TAU2")
+    return folder
 
 
 @pytest.fixture(scope="module")
