@@ -1,15 +1,15 @@
 """Agent logs as agents write them, read into :class:`~mtcabench.model.Conversation` records.
 
 The format layer's one reader, used by ``ingest transcripts``, ``ingest taubench``,
-``ingest confetti``, ``explain``, :func:`mtcabench.explain` and the online ``Tracer``. Each
-format is one module declaring a :class:`LogFormat` (how it recognises and reads its whole
-files and, where it has them, its single messages), registered in :data:`FORMATS` (the
-built-in ones listed in :data:`BUILT_IN`; a new format is one module and a
-:func:`register_format`): OpenAI chat, OpenAI Responses, Anthropic Messages, OpenTelemetry
+``ingest tau2``, ``ingest confetti``, ``explain``, :func:`mtcabench.explain` and the online
+``Tracer``. Each format is one module declaring a :class:`LogFormat` (how it recognises and
+reads its whole files and, where it has them, its single messages), registered in
+:data:`FORMATS` (the built-in ones listed in :data:`BUILT_IN`; a new format is one module and
+a :func:`register_format`): OpenAI chat, OpenAI Responses, Anthropic Messages, OpenTelemetry
 GenAI spans (OTLP JSON), Inspect AI eval logs (``.json`` and ``.eval``), plus TauBench runs,
-tau2-bench results, ConFETTI dialogs and our own conversation records. A file's format is recognised from its
-shape (:func:`detect`), a single message's from its own (:func:`detect_message`, what the
-Tracer's :class:`LiveReader` asks); ``format=`` forces one.
+tau2-bench results, ConFETTI dialogs and our own conversation records. A file's format is
+recognised from its shape (:func:`detect`), a single message's from its own
+(:func:`detect_message`, what the Tracer's :class:`LiveReader` asks); ``format=`` forces one.
 
 **The mapping, the same for every format** (so the same conversation gives the same turns
 whatever it was logged in):

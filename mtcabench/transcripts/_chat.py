@@ -3,7 +3,8 @@ message per line.
 
 Roles ``system`` (``developer`` is read as system), ``user``, ``assistant`` (with
 ``tool_calls``, parallel calls included; a ``user`` message may carry them too, for a user
-with tools of their own) and ``tool`` (answering a call by ``tool_call_id``). Content is a string, null, or a list of content parts, read by
+with tools of their own) and ``tool`` (answering a call by ``tool_call_id``). Content is a
+string, null, or a list of content parts, read by
 :func:`mtcabench.openai_content.message_text`; an assistant's ``refusal`` field is its text
 when it has no content. A tool message's own ``name`` is not read: a result is named after
 the call it answers.
@@ -15,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from mtcabench.errors import InputError
-from mtcabench.model import Conversation, Role, Turn
+from mtcabench.model import Conversation, Role, Turn, conversation_metadata
 from mtcabench.openai_content import ContentError, message_text
 from mtcabench.transcripts._registry import NO, PLAUSIBLE, SURE, LogFormat, register_format
 from mtcabench.transcripts._source import Source
@@ -168,7 +169,7 @@ def _read(source: Source) -> list[Conversation]:
     cid = value.get("id") if isinstance(value, dict) and isinstance(value.get("id"), str) else None
     return [conversation_from_messages(messages, id=cid or source.stem,
                                        where=f"{source.label} ({TITLE})",
-                                       metadata={"origin": source.origin(NAME)})]
+                                       metadata=conversation_metadata(origin=source.origin(NAME)))]
 
 
 def _sniff_message(message: Any) -> int:

@@ -57,7 +57,8 @@ def test_content_is_kept_as_the_agent_wrote_it(tmp_path):
     assert answer.content == '{"message": "BK7Q2 leaves at 09:40."}'  # a JSON object, as text
     span = target_span(conv, 5, "09:40")
     # the offset counts the JSON wrapper: it indexes what the model produced
-    assert answer.text[span.start:span.end] == "09:40" and span.start == len('{"message": "BK7Q2 leaves at ')
+    assert answer.text[span.start:span.end] == "09:40"
+    assert span.start == len('{"message": "BK7Q2 leaves at ')
 
 
 def test_the_run_s_tau2_version_chooses_the_instruction(tmp_path):
@@ -238,7 +239,8 @@ HOSTILE = {
         telecom, lambda r: _messages(r)[3]["tool_calls"][0].update(requestor="assistant"),
         ["message 3, tool call 0", "requestor assistant in a user message"]),
     "tool message with calls": (airline, lambda r: _messages(r)[3].update(
-        tool_calls=[{"id": "z", "name": "f", "arguments": {}}]), ["a tool message with tool_calls"]),
+        tool_calls=[{"id": "z", "name": "f", "arguments": {}}]),
+        ["a tool message with tool_calls"]),
     "tool message without id": (airline, lambda r: _messages(r)[3].pop("id"),
                                 ["message 3", "without the id of the call it answers"]),
     "call without a name": (airline, lambda r: _messages(r)[2]["tool_calls"][0].pop("name"),
