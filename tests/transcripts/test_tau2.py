@@ -5,6 +5,7 @@ line (hand-written files of tests/support/tau2_runs.py)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -313,3 +314,14 @@ def test_an_error_result_and_a_run_without_reward_read(tmp_path):
     (conv,) = read_tau2(write(tmp_path / "air.json", run))
     assert conv.turns[4].content == "Error: booking not found"
     assert "reward" not in conv.metadata and "expected_actions" not in conv.metadata
+
+
+def test_the_support_conversation_reads_as_in_every_other_format():
+    """tests/transcripts/tau2/support.tau2.json is the support conversation of
+    tests/transcripts/logs in tau2's shape: the same turns as the chat log's after the system
+    turn, which tau2 rebuilds from the policy (the chat log's system prompt)."""
+    here = Path(__file__).parent
+    chat = read_conversations(here / "logs" / "support.chat.json")[0]
+    (tau2,) = read_conversations(here / "tau2" / "support.tau2.json")
+    assert tau2.turns[1:] == chat.turns[1:]
+    assert tau2.turns[0].content.endswith(f"<policy>\n{chat.turns[0].content}\n</policy>")
