@@ -25,7 +25,8 @@ The mapping, beside the one every format follows (:mod:`mtcabench.transcripts`):
   no call or a call already answered, a call id reused while its call is unanswered (ids may
   be reused once answered, as some agents do), a requestor that is not the caller, an
   unknown role, content that is not text, arguments that are not an object, a missing
-  policy, domain, agent model or implementation, a task the file's tasks do not hold.
+  policy, domain, agent model or implementation (a domain or implementation holding ``/``:
+  they are parts of the ids), a task the file's tasks do not hold.
 
 Ids: ``tau2/<domain>/<agent model>/<implementation>/task-<task>/trial-<trial>``, so that two
 submissions of one model (claude-opus-4-6 by two agents) do not collide. Metadata, by name
@@ -107,13 +108,18 @@ def _object(parent: Any, key: str, where: str) -> dict:
     return value
 
 
-def _name(parent: dict, key: str, where: str, what: str) -> str:
+def _name(parent: dict, key: str, where: str, what: str, *, segment: bool = True) -> str:
+    """A name the file gives; ``segment``: one part of the ids, so no ``/`` (an agent model
+    may hold one, ``deepseek/deepseek-chat``: the parts around it are fixed)."""
     value = parent.get(key)
     if not isinstance(value, str) or not value.strip():
         raise InputError(f"{where}.{key}: {what} is missing (got {_shown(value)}); a "
                          "tau2-bench results file names it")
     if not value.isprintable():
         raise InputError(f"{where}.{key}: {what} {value!r} holds a control character")
+    if segment and "/" in value:
+        raise InputError(f"{where}.{key}: {what} {value!r} holds a '/', which would make "
+                         "conversation ids ambiguous")
     return value
 
 
@@ -131,10 +137,11 @@ class _Run:
         self.domain = _name(env, "domain_name", f"{path}: info.environment_info", "the domain")
         policy = env.get("policy")
         if not isinstance(policy, str) or not policy.strip():
-            raise InputError(f"{path}: info.environment_info.policy is missing (got "
-                             f"{type(policy).__name__}); the system turn is rebuilt from the "
-                             "domain's policy")
-        self.model = _name(agent, "llm", f"{path}: info.agent_info", "the agent model")
+            got = "empty text" if isinstance(policy, str) else type(policy).__name__
+            raise InputError(f"{path}: info.environment_info.policy is missing (got {got}); "
+                             "the system turn is rebuilt from the domain's policy")
+        self.model = _name(agent, "llm", f"{path}: info.agent_info", "the agent model",
+                           segment=False)
         self.implementation = _name(agent, "implementation", f"{path}: info.agent_info",
                                     "the agent implementation")
         self.system, self.system_meta = system_turn(policy, self.implementation,

@@ -46,3 +46,10 @@ def test_explain_and_the_tracer_agree_and_keep_the_user_s_call_a_leaf(loaded):
         assert check_graph(graph, conv) == []
         assert not any(e.child in (2, 6, 8) for e in graph.edges)  # user turns: leaves
     tracer.close()
+    # the recorded turns themselves (as chat messages, the user's calls on the user's turn)
+    again = Tracer(loaded, background=False)
+    again.extend(conv.turns)
+    assert again.turns == conv.turns
+    assert {e.pair for e in again.explain(span="airplane mode is ON").edges} == {
+        e.pair for e in online.edges}
+    again.close()

@@ -222,7 +222,7 @@ HOSTILE = {
     "missing policy": (airline, lambda r: r["info"]["environment_info"].pop("policy"),
                        ["info.environment_info.policy is missing", "rebuilt from"]),
     "empty policy": (airline, lambda r: r["info"]["environment_info"].update(policy="  "),
-                     ["info.environment_info.policy is missing"]),
+                     ["info.environment_info.policy is missing (got empty text)"]),
     "unknown role": (airline, lambda r: _messages(r)[1].update(role="customer"),
                      ["message 1", "unknown role customer", "assistant, user and tool"]),
     "system message": (airline, lambda r: _messages(r)[1].update(role="system"),
@@ -262,6 +262,9 @@ HOSTILE = {
                        ["info.agent_info.llm", "the agent model is missing"]),
     "no implementation": (airline, lambda r: r["info"]["agent_info"].update(implementation=3),
                           ["info.agent_info.implementation", "implementation is missing"]),
+    "slash in the implementation": (
+        airline, lambda r: r["info"]["agent_info"].update(implementation="team/agent"),
+        ["info.agent_info.implementation", "holds a '/'"]),
     "no domain": (airline, lambda r: r["info"]["environment_info"].pop("domain_name"),
                   ["info.environment_info.domain_name", "the domain is missing"]),
     "no info": (airline, lambda r: r.pop("info"), ["has no 'info' object"]),
