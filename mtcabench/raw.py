@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Callable, Iterable
 
+from urllib.parse import quote
+
 import httpx
 
 from mtcabench.errors import InputError, ServiceError, ValidationFailed
@@ -44,8 +46,10 @@ class RawFile:
 
     @property
     def url(self) -> str:
+        """The file at the pinned commit; the path percent-encoded (upstream paths hold ``:``,
+        as tau2-bench's ``ft:gpt-4.1-...`` results and timestamped simulation files do)."""
         base = os.environ.get("MTCABENCH_GITHUB_RAW_URL", GITHUB_RAW).rstrip("/")
-        return f"{base}/{self.repo}/{self.commit}/{self.path}"
+        return f"{base}/{self.repo}/{self.commit}/{quote(self.path, safe='/')}"
 
 
 def load_manifest(path: str | Path = DEFAULT_MANIFEST) -> list[RawFile]:
@@ -86,13 +90,20 @@ def verify(entry: RawFile, data: bytes, origin: str) -> None:
 
 
 def _find_local(entry: RawFile, folder: Path) -> Path | None:
-    """Look for the file under its manifest name, its upstream path, or its base name."""
-    base = Path(entry.path).name
-    for candidate in (folder / entry.name, folder / entry.path, folder / base):
-        if candidate.is_file():
+    """Look for the file under its manifest name, its upstream path, the base name of either
+    (a copy named as the manifest names it, ``airline-gpt-4.1.json``, or as upstream does),
+    then for those base names anywhere below; of several, the first whose ids match."""
+    bases = list(dict.fromkeys((Path(entry.name).name, Path(entry.path).name)))
+    candidates = [folder / entry.name, folder / entry.path, *(folder / b for b in bases)]
+    candidates += [m for b in bases for m in sorted(folder.rglob(b))]
+    found = list(dict.fromkeys(c for c in candidates if c.is_file()))
+    for candidate in found:
+        try:
+            verify(entry, candidate.read_bytes(), str(candidate))
             return candidate
-    matches = sorted(folder.rglob(base))
-    return matches[0] if matches else None
+        except ValidationFailed:
+            continue
+    return found[0] if found else None  # verified again by the caller: the mismatch named
 
 
 def _download(entry: RawFile, timeout: float) -> bytes:
@@ -136,7 +147,8 @@ def fetch(
             local = _find_local(entry, folder)
             if local is None:
                 raise InputError(f"{entry.name}: not found in {folder} (looked for {entry.name}, "
-                                 f"{entry.path} and {Path(entry.path).name})")
+                                 f"{entry.path}, {Path(entry.name).name} and "
+                                 f"{Path(entry.path).name})")
             data, origin = local.read_bytes(), str(local)
         else:
             data, origin = _download(entry, timeout), entry.url

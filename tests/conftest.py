@@ -13,7 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.paths import CHROMIUM, CHROMIUM_ARGS, ROOT, SAMPLE, taubench_airline_path
+from tests.support.paths import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    ROOT,
+    SAMPLE,
+    tau2_folder,
+    taubench_airline_path,
+)
 from tests.support.sample_benchmark import build_sample_benchmark
 from tests.support.tiny_models import TinyModels
 
@@ -25,14 +32,15 @@ collect_ignore = [] if all(importlib.util.find_spec(m) for m in ("at2", "context
 
 
 #: What the fast lane (``pytest --fast``) leaves out: tests that load the real model, start a
-#: service or a browser, are marked slow, or read the 200 real TauBench runs.
+#: service or a browser, are marked slow, or read the real upstream runs (TauBench, tau2-bench).
 SLOW_MARKERS = ("model", "browser", "llm_server", "label_studio", "slow", "real_runs")
 #: Fixtures that mark the tests asking for them, directly or through another fixture: the real
-#: model, reading (or building a release from) the real TauBench runs, and running a command in
-#: a process of its own on a small full disk (seconds each). The tiny models mark nothing: a
-#: test that asks only for them runs in the fast lane.
+#: model, reading (or building a release from) the real TauBench or tau2-bench runs, and running
+#: a command in a process of its own on a small full disk (seconds each). The tiny models mark
+#: nothing: a test that asks only for them runs in the fast lane.
 MARKED_BY_FIXTURE = {"loaded": "model", "taubench_airline": "real_runs",
-                     "taubench_release": "real_runs", "small_disk": "slow"}
+                     "taubench_release": "real_runs", "tau2_results": "real_runs",
+                     "small_disk": "slow"}
 
 
 def pytest_addoption(parser):
@@ -103,6 +111,16 @@ def taubench_airline() -> Path:
             "MTCABENCH_TAUBENCH_AIRLINE"
         )
     return path
+
+
+@pytest.fixture(scope="session")
+def tau2_results() -> Path:
+    """The folder of the 19 real tau2-bench results files; fails (never skips) without it."""
+    folder = tau2_folder()
+    if folder is None:
+        pytest.fail("the 19 tau2-bench results files are needed: run `mtcabench raw fetch "
+                    "--source tau2` (or --from a folder holding them), or set MTCABENCH_TAU2")
+    return folder
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""`mtcabench ingest`: raw TauBench / ConFETTI files and agent logs of any format
+"""`mtcabench ingest`: raw TauBench / tau2-bench / ConFETTI files and agent logs of any format
 (:mod:`mtcabench.transcripts`) to validated conversation records."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from mtcabench.cli import options
-from mtcabench.ingest import ingest_confetti, ingest_taubench, ingest_transcripts
+from mtcabench.ingest import ingest_confetti, ingest_tau2, ingest_taubench, ingest_transcripts
 from mtcabench.progress import err_console
 from mtcabench.terminal import shown
 from mtcabench.transcripts import format_names, formats_help
@@ -27,6 +27,18 @@ def taubench(
 ) -> None:
     """Ingest TauBench runs: one conversation per (domain, model, task, trial)."""
     n = ingest_taubench(paths, out, agent_model=agent_model, domain=domain)
+    err_console.print(f"wrote {n} conversations to {shown(out)}")
+
+
+@group.command("tau2")
+def tau2(
+    paths: list[Path] = typer.Argument(..., help="tau2-bench results files ({info, tasks, "
+                                       "simulations})."),
+    out: Path = options.out("Conversations file to write (JSONL)."),
+) -> None:
+    """Ingest tau2-bench results: one conversation per simulation, id by (domain, agent model,
+    agent implementation, task, trial), the system turn rebuilt from the domain's policy."""
+    n = ingest_tau2(paths, out)
     err_console.print(f"wrote {n} conversations to {shown(out)}")
 
 

@@ -30,7 +30,7 @@ def fetch(
         None, "--from", help="Take files from this local folder instead of GitHub."),
     only: list[str] | None = typer.Option(
         None, "--only", help="Fetch only this manifest name (repeatable)."),
-    source: str | None = typer.Option(None, help="Fetch only this source (taubench, confetti)."),
+    source: str | None = typer.Option(None, help="Fetch only this source (taubench, tau2, confetti)."),
     dest: Path = typer.Option(raw_sources.DEFAULT_DEST, help="Where fetched files go."),
     manifest: Path = options.manifest(raw_sources.DEFAULT_MANIFEST),
 ) -> None:

@@ -20,8 +20,9 @@ def write_conversations(path: str | Path, conversations: Iterable[Conversation])
             where = _origin(conv)
             if conv.id in seen:
                 raise InputError(f"{where}: duplicate conversation id {conv.id!r} (first at "
-                                 f"{seen[conv.id]}); each run (source, domain, model, task, "
-                                 "trial) may appear once: remove the copy")
+                                 f"{seen[conv.id]}); each run (source, domain, agent model and "
+                                 "implementation, task, trial) may appear once: remove the "
+                                 "copy, or ingest the two into separate files")
             seen[conv.id] = where
             yield conv
 

@@ -13,7 +13,13 @@ from pathlib import Path
 from mtcabench.ingest._common import write_conversations
 from mtcabench.io import check_outputs_are_not_inputs
 from mtcabench.progress import tracked
-from mtcabench.transcripts import id_stems, read_confetti, read_conversations, read_taubench
+from mtcabench.transcripts import (
+    id_stems,
+    read_confetti,
+    read_conversations,
+    read_tau2,
+    read_taubench,
+)
 
 
 def ingest_taubench(paths: Sequence[str | Path], out: str | Path, *,
@@ -24,6 +30,16 @@ def ingest_taubench(paths: Sequence[str | Path], out: str | Path, *,
     convs = chain.from_iterable(read_taubench(p, agent_model=agent_model, domain=domain)
                                 for p in paths)
     with tracked(convs, "ingest taubench", enabled=progress) as items:
+        return write_conversations(out, items)
+
+
+def ingest_tau2(paths: Sequence[str | Path], out: str | Path, *, progress: bool = True) -> int:
+    """tau2-bench results files to one conversations file, every simulation a conversation
+    (:mod:`mtcabench.transcripts._tau2`); returns how many were written. A bad file, or two
+    runs of one id across the files, writes nothing."""
+    check_outputs_are_not_inputs(paths, [out])
+    convs = chain.from_iterable(read_tau2(p) for p in paths)
+    with tracked(convs, "ingest tau2", enabled=progress) as items:
         return write_conversations(out, items)
 
 

@@ -6,19 +6,29 @@ keyed by a stable id). Every record carries ``kind`` (what it is) and ``schema_v
 newer mtcabench with a clear message instead of misreading it.
 
 Offsets: every character offset (a span's ``start``/``end``, an evidence quote's) refers to
-:attr:`Turn.text`, the canonical text of a turn: its content, followed for an assistant
-turn by one line per tool call, ``name({"arg": ...})``. Spans in answers therefore have the
-same offsets in ``content`` and in ``text``.
+:attr:`Turn.text`, the canonical text of a turn: its content, followed for a turn that
+calls tools (the assistant's, or a user's with tools of their own) by one line per tool
+call, ``name({"arg": ...})``. Spans in answers therefore have the same offsets in
+``content`` and in ``text``.
 
 Import every name from here (``from mtcabench.model import Conversation``); the modules
 behind it are split by role only to keep each short: ``_base`` (Record, kind and version),
-``_conversation`` (roles, turns, tool calls), ``_spans`` (target spans, edges, provenance
+``_conversation`` (roles, turns, tool calls), ``_metadata`` (the allow-list of conversation
+metadata), ``_spans`` (target spans, edges, provenance
 graphs, dependency types) and ``_records`` (what each stage writes). The bottom of the
 package's layers: it imports nothing else of mtcabench.
 """
 
 from mtcabench.model._base import SCHEMA_VERSION, Record, _Model
-from mtcabench.model._conversation import Conversation, Role, ToolCall, Turn, browser_offset
+from mtcabench.model._conversation import (
+    CALLERS,
+    Conversation,
+    Role,
+    ToolCall,
+    Turn,
+    browser_offset,
+)
+from mtcabench.model._metadata import METADATA_KEYS, conversation_metadata
 from mtcabench.model._records import (
     RECORD_TYPES,
     AlternativeGraph,
@@ -53,7 +63,10 @@ from mtcabench.model._spans import (
 )
 
 __all__ = [
+    "CALLERS",
+    "METADATA_KEYS",
     "browser_offset",
+    "conversation_metadata",
     "RECORD_TYPES",
     "SCORE_DIGITS",
     "SCHEMA_VERSION",

@@ -1,4 +1,11 @@
-"""Conversations: who spoke (roles), the turns with their tool calls, and the conversation record."""
+"""Conversations: who spoke (roles), the turns with their tool calls, and the conversation record.
+
+Who may call tools: the assistant, and the user where the user has tools of their own
+(tau2-bench's telecom domain: the customer toggles airplane mode on their own phone). A tool
+result answers the turn that issued its call, whatever that turn's role; system and tool turns
+issue none (they do not act). A user's call is exogenous like the rest of the user's turn:
+its result's structural edge goes to the user turn, which is a leaf of every graph.
+"""
 
 from __future__ import annotations
 
@@ -38,7 +45,7 @@ class Role(str, Enum):
 
 
 class ToolCall(_Model):
-    """One tool call issued by an assistant turn."""
+    """One tool call issued by a turn: the assistant's, or the user's where the user has tools."""
 
     id: str = Field(description="Call id; the tool turn answering it names it in tool_call_id.")
     name: str = Field(description="Name of the tool called.")
@@ -51,6 +58,10 @@ class ToolCall(_Model):
         return f"{self.name}({json.dumps(self.arguments, ensure_ascii=False)})"
 
 
+#: The roles whose turns may issue tool calls (see the module docstring).
+CALLERS = frozenset({Role.ASSISTANT, Role.USER})
+
+
 class Turn(_Model):
     """One message of a conversation."""
 
@@ -58,7 +69,8 @@ class Turn(_Model):
     role: Role = Field(description="system, user, assistant or tool.")
     content: str = Field(default="", description="The message text as the source gave it.")
     tool_calls: list[ToolCall] = Field(
-        default_factory=list, description="Tool calls issued (assistant turns only)."
+        default_factory=list, description="Tool calls issued: by an assistant turn, or by a "
+        "user turn where the user has tools of their own (tau2-bench's telecom domain)."
     )
     tool_call_id: str | None = Field(
         default=None, description="For a tool turn: the id of the call it answers."
@@ -79,8 +91,9 @@ class Turn(_Model):
 
     @model_validator(mode="after")
     def _role_fields(self) -> Turn:
-        if self.tool_calls and self.role is not Role.ASSISTANT:
-            raise ValueError(f"turn {self.index}: only assistant turns issue tool calls")
+        if self.tool_calls and self.role not in CALLERS:
+            raise ValueError(f"turn {self.index}: a {self.role.value} turn issues tool calls; "
+                             "only assistant and user turns do")
         if self.role is Role.TOOL and not self.tool_call_id:
             raise ValueError(f"turn {self.index}: a tool turn must name the call it answers")
         if self.role is not Role.TOOL and self.tool_call_id:
@@ -89,19 +102,32 @@ class Turn(_Model):
 
 
 class Conversation(Record):
-    """An agent conversation: ordered turns plus where it came from."""
+    """An agent conversation: ordered turns plus where it came from.
+
+    Version 2 adds ``agent_implementation`` and user turns that issue tool calls; a record
+    with neither is written as version 1, as it was (version 1 files read unchanged).
+    """
 
     KIND: ClassVar[str] = "conversation"
+    VERSION: ClassVar[int] = 2
 
     id: Id = Field(description="Stable id, e.g. taubench/airline/gpt-4o/task-3/trial-0.")
     source: str = Field(description="Dataset it came from: taubench, confetti, ...")
     domain: str = Field(description="Domain or task family, e.g. airline, retail.")
+    schema_version: int = Field(default=1, description="Layout version: 1, or 2 where the "
+                                "record names its agent implementation or a user turn calls tools.")
     agent_model: str | None = Field(default=None, description="Model that played the agent.")
+    agent_implementation: str | None = Field(
+        default=None, description="The agent program that ran the model, where the source "
+        "names it (tau2-bench's agent_info.implementation: llm_agent, its default agent, or a "
+        "submission's own); with agent_model it tells two submissions of one model apart.")
     task_id: str | None = Field(default=None, description="Task id within the source.")
     trial: int | None = Field(default=None, description="Trial number of the task, if any.")
     turns: list[Turn] = Field(description="The turns, in order; turns[i].index == i.")
     metadata: dict[str, Any] = Field(
-        default_factory=dict, description="Source metadata kept as-is (reward, task info...)."
+        default_factory=dict, description="What the reader took from the source, by name from "
+        "an allow-list (origin, reward, termination reason, expected actions...: "
+        "mtcabench.transcripts.METADATA_KEYS); never the run's settings wholesale."
     )
 
     @model_validator(mode="after")
@@ -119,8 +145,14 @@ class Conversation(Record):
             if turn.role is Role.TOOL and turn.tool_call_id not in issued:
                 raise ValueError(
                     f"turn {turn.index}: tool result answers call {turn.tool_call_id!r}, "
-                    "which no earlier assistant turn issued"
+                    "which no earlier turn issued"
                 )
+        if self.agent_implementation is not None or any(
+                t.tool_calls and t.role is Role.USER for t in self.turns):
+            if "schema_version" in self.model_fields_set and self.schema_version < 2:
+                raise ValueError("a conversation naming its agent implementation or with a user "
+                                 "turn that calls tools needs schema_version 2 (or none given)")
+            self.schema_version = 2
         return self
 
     # tool turn -> index of the turn that issued its call; built on first use, since graph
@@ -135,7 +167,8 @@ class Conversation(Record):
     __hash__ = None  # type: ignore[assignment] - mutable records are not hashable
 
     def call_turn(self, tool_turn: int) -> int:
-        """Index of the assistant turn that issued the call answered by ``tool_turn``."""
+        """Index of the turn that issued the call answered by ``tool_turn`` (an assistant
+        turn, or a user turn where the user has tools)."""
         if self._call_of is None:
             issued: dict[str, int] = {}
             call_of: dict[int, int] = {}

@@ -37,6 +37,8 @@ from mtcabench.release._validate import RELEASE_RULES
 SOURCES: dict[str, dict[str, str]] = {
     "taubench": {"license": "mit", "name": "TauBench (MIT)",
                  "url": "https://github.com/sierra-research/tau-bench"},
+    "tau2": {"license": "mit", "name": "tau2-bench (MIT)",
+             "url": "https://github.com/sierra-research/tau2-bench"},
     "confetti": {"license": "cc-by-4.0", "name": "ConFETTI (CC BY 4.0)",
                  "url": "https://github.com/amazon-science/confetti"},
 }

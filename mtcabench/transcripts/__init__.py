@@ -1,15 +1,15 @@
 """Agent logs as agents write them, read into :class:`~mtcabench.model.Conversation` records.
 
 The format layer's one reader, used by ``ingest transcripts``, ``ingest taubench``,
-``ingest confetti``, ``explain``, :func:`mtcabench.explain` and the online ``Tracer``. Each
-format is one module declaring a :class:`LogFormat` (how it recognises and reads its whole
-files and, where it has them, its single messages), registered in :data:`FORMATS` (the
-built-in ones listed in :data:`BUILT_IN`; a new format is one module and a
-:func:`register_format`): OpenAI chat, OpenAI Responses, Anthropic Messages, OpenTelemetry
+``ingest tau2``, ``ingest confetti``, ``explain``, :func:`mtcabench.explain` and the online
+``Tracer``. Each format is one module declaring a :class:`LogFormat` (how it recognises and
+reads its whole files and, where it has them, its single messages), registered in
+:data:`FORMATS` (the built-in ones listed in :data:`BUILT_IN`; a new format is one module and
+a :func:`register_format`): OpenAI chat, OpenAI Responses, Anthropic Messages, OpenTelemetry
 GenAI spans (OTLP JSON), Inspect AI eval logs (``.json`` and ``.eval``), plus TauBench runs,
-ConFETTI dialogs and our own conversation records. A file's format is recognised from its
-shape (:func:`detect`), a single message's from its own (:func:`detect_message`, what the
-Tracer's :class:`LiveReader` asks); ``format=`` forces one.
+tau2-bench results, ConFETTI dialogs and our own conversation records. A file's format is
+recognised from its shape (:func:`detect`), a single message's from its own
+(:func:`detect_message`, what the Tracer's :class:`LiveReader` asks); ``format=`` forces one.
 
 **The mapping, the same for every format** (so the same conversation gives the same turns
 whatever it was logged in):
@@ -41,7 +41,10 @@ whatever it was logged in):
 
 Ids are stable: the file name's stem, followed by the log's own ids where one file holds
 several conversations (an OpenTelemetry trace or ``gen_ai.conversation.id``, an Inspect
-sample and epoch). ``metadata.origin`` names the file, the format and those ids.
+sample and epoch); a benchmark's runs (TauBench, tau2-bench) are named by what they are
+(source, domain, agent, task, trial). ``metadata.origin`` names the file, the format and
+those ids. Metadata is built by name from one allow-list for every reader
+(:data:`~mtcabench.model.METADATA_KEYS`): no reader copies a run's settings.
 """
 
 # The formats register themselves from the modules listed in _registry.BUILT_IN, imported
@@ -78,6 +81,8 @@ from mtcabench.transcripts._registry import (
 )
 from mtcabench.transcripts._source import Source, load
 from mtcabench.transcripts._targets import last_answer, target_span
+from mtcabench.transcripts._tau2 import conversation_id as tau2_id
+from mtcabench.transcripts._tau2 import read_tau2
 from mtcabench.transcripts._taubench import conversation_id as taubench_id
 from mtcabench.transcripts._taubench import read_taubench
 from mtcabench.transcripts._taubench import run_conversation as taubench_conversation
@@ -110,10 +115,12 @@ __all__ = [
     "load",
     "read_confetti",
     "read_conversations",
+    "read_tau2",
     "read_taubench",
     "read_transcript",
     "register_format",
     "target_span",
+    "tau2_id",
     "taubench_conversation",
     "taubench_id",
 ]

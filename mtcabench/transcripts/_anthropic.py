@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from mtcabench.errors import InputError
-from mtcabench.model import Conversation, Turn
+from mtcabench.model import Conversation, Turn, conversation_metadata
 from mtcabench.transcripts._chat import TRANSCRIPT_SOURCE, chat_messages
 from mtcabench.transcripts._registry import NO, PLAUSIBLE, SURE, LogFormat, register_format
 from mtcabench.transcripts._source import Source
@@ -140,7 +140,7 @@ def _read(source: Source) -> list[Conversation]:
     for k, m in enumerate(messages):
         read_message(builder, m, f"{where}, message {k}")
     return [builder.conversation(id=source.stem, source=TRANSCRIPT_SOURCE, domain="transcript",
-                                 metadata={"origin": source.origin(NAME)})]
+                                 metadata=conversation_metadata(origin=source.origin(NAME)))]
 
 
 def _sniff_message(message: Any) -> int:

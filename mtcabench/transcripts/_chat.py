@@ -2,8 +2,9 @@
 message per line.
 
 Roles ``system`` (``developer`` is read as system), ``user``, ``assistant`` (with
-``tool_calls``, parallel calls included) and ``tool`` (answering a call by
-``tool_call_id``). Content is a string, null, or a list of content parts, read by
+``tool_calls``, parallel calls included; a ``user`` message may carry them too, for a user
+with tools of their own) and ``tool`` (answering a call by ``tool_call_id``). Content is a
+string, null, or a list of content parts, read by
 :func:`mtcabench.openai_content.message_text`; an assistant's ``refusal`` field is its text
 when it has no content. A tool message's own ``name`` is not read: a result is named after
 the call it answers.
@@ -15,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from mtcabench.errors import InputError
-from mtcabench.model import Conversation, Role, Turn
+from mtcabench.model import Conversation, Role, Turn, conversation_metadata
 from mtcabench.openai_content import ContentError, message_text
 from mtcabench.transcripts._registry import NO, PLAUSIBLE, SURE, LogFormat, register_format
 from mtcabench.transcripts._source import Source
@@ -71,13 +72,15 @@ def read_message(builder: TurnBuilder, message: Any, here: str) -> Turn:
         raise InputError(f"{here}: unknown role {message.get('role')!r}; expected system, "
                          "developer, user, assistant or tool")
     content = content_text(message.get("content"), here)
-    if role != "assistant" and message.get("tool_calls"):
-        raise InputError(f"{here}: a {role} message with tool_calls; only assistant messages "
-                         "issue tool calls")
+    if role not in ("assistant", "user") and message.get("tool_calls"):
+        raise InputError(f"{here}: a {role} message with tool_calls; only assistant and user "
+                         "messages issue tool calls")
     if role == "assistant":
         if not content and isinstance(message.get("refusal"), str):
             content = message["refusal"]
         return builder.assistant(content, _tool_calls(message.get("tool_calls"), here), here)
+    if role == "user" and message.get("tool_calls"):  # a user with tools of their own
+        return builder.user(content, here, _tool_calls(message["tool_calls"], here))
     if role == "tool":
         if not isinstance(message.get("tool_call_id"), str) or not message["tool_call_id"]:
             raise InputError(f"{here}: a tool message needs the tool_call_id of the call it "
@@ -166,7 +169,7 @@ def _read(source: Source) -> list[Conversation]:
     cid = value.get("id") if isinstance(value, dict) and isinstance(value.get("id"), str) else None
     return [conversation_from_messages(messages, id=cid or source.stem,
                                        where=f"{source.label} ({TITLE})",
-                                       metadata={"origin": source.origin(NAME)})]
+                                       metadata=conversation_metadata(origin=source.origin(NAME)))]
 
 
 def _sniff_message(message: Any) -> int:

@@ -33,7 +33,7 @@ from pydantic import ValidationError
 
 from mtcabench.errors import InputError
 from mtcabench.io import JSONError, ascii_int, format_validation_error, iter_json_lines, loads
-from mtcabench.model import Conversation, Role, ToolCall, Turn
+from mtcabench.model import Conversation, Role, ToolCall, Turn, conversation_metadata
 from mtcabench.transcripts._registry import NO, SURE, LogFormat, register_format
 from mtcabench.transcripts._source import Source
 
@@ -110,11 +110,11 @@ def _rebuild(path: Path, dialog: _Dialog, domain: str | None) -> Conversation:
             domain=domain or str(obj.get("category") or obj.get("domain") or "unknown"),
             task_id=dialog.uuid,
             turns=turns,
-            metadata={
-                "dialog_id": obj["dialog_id"],
-                "record_ids": [p[3]["id"] for p in dialog.prefixes],
-                "function": obj.get("function"),
-            },
+            metadata=conversation_metadata(
+                dialog_id=obj["dialog_id"],
+                record_ids=[p[3]["id"] for p in dialog.prefixes],
+                function=obj.get("function"),
+            ),
         )
     except ValidationError as exc:
         raise InputError.at(path, format_validation_error(exc), line=lineno, record=cid) from None

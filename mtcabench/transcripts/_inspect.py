@@ -18,7 +18,7 @@ from typing import Any
 
 from mtcabench.errors import InputError
 from mtcabench.io import JSONError, loads, not_utf8
-from mtcabench.model import Conversation, Turn
+from mtcabench.model import Conversation, Turn, conversation_metadata
 from mtcabench.redact import clip
 from mtcabench.transcripts._chat import TRANSCRIPT_SOURCE
 from mtcabench.transcripts._registry import NO, SURE, LogFormat, register_format
@@ -192,8 +192,8 @@ def _read(source: Source) -> list[Conversation]:
         out.append(builder.conversation(
             id=f"{source.stem}/{sid}/epoch-{epoch}", source=TRANSCRIPT_SOURCE,
             domain="transcript",
-            metadata={"origin": source.origin(NAME, sample_id=sample.get("id") or sid,
-                                              epoch=epoch)}))
+            metadata=conversation_metadata(origin=source.origin(
+                NAME, sample_id=sample.get("id") or sid, epoch=epoch))))
     return out
 
 

@@ -35,7 +35,7 @@ from typing import Any
 
 from mtcabench.errors import InputError
 from mtcabench.io import JSONError, ascii_int, loads
-from mtcabench.model import Conversation, Turn
+from mtcabench.model import Conversation, Turn, conversation_metadata
 from mtcabench.redact import clip
 from mtcabench.openai_content import ContentError, message_text
 from mtcabench.transcripts import _otel_flat
@@ -369,7 +369,7 @@ def _read(source: Source) -> list[Conversation]:
                    else {"trace_id": key})
             out.append(builder.conversation(
                 id=cid, source=TRANSCRIPT_SOURCE, domain="transcript",
-                metadata={"origin": source.origin(NAME, **ids)}))
+                metadata=conversation_metadata(origin=source.origin(NAME, **ids))))
     return out
 
 

@@ -54,6 +54,7 @@ BUILT_IN = {
     "otel-genai": "mtcabench.transcripts._otel",
     "inspect-ai": "mtcabench.transcripts._inspect",
     "taubench": "mtcabench.transcripts._taubench",
+    "tau2": "mtcabench.transcripts._tau2",
     "confetti": "mtcabench.transcripts._confetti",
     "conversations": "mtcabench.transcripts._records",
 }

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mtcabench.errors import InputError
-from mtcabench.model import Conversation, Role, Turn
+from mtcabench.model import Conversation, Role, Turn, conversation_metadata
 from mtcabench.transcripts._anthropic import is_message as is_anthropic
 from mtcabench.transcripts._chat import TRANSCRIPT_SOURCE, content_text
 from mtcabench.transcripts._registry import NO, PLAUSIBLE, SURE, LogFormat, register_format
@@ -137,7 +137,7 @@ def _read(source: Source) -> list[Conversation]:
         raise InputError(f"{where}: expected {{instructions, input, output}} or a list of items")
     read_items(builder, items)
     return [builder.conversation(id=source.stem, source=TRANSCRIPT_SOURCE, domain="transcript",
-                                 metadata={"origin": source.origin(NAME)})]
+                                 metadata=conversation_metadata(origin=source.origin(NAME)))]
 
 
 def _sniff_message(message: Any) -> int:

@@ -2,7 +2,8 @@
 read by the chat reader; a trajectory file (``<model>-<domain>.json``) is a list of runs.
 
 ``ingest taubench`` (:func:`read_taubench`) and ``explain`` both read runs here, so a run has
-the same id and turns in both: ``taubench/<domain>/<model>/task-<task>/trial-<trial>`` (model
+the same id, turns and metadata in both (its metadata by name, :func:`run_metadata`; never
+the run's ``info`` as it is): ``taubench/<domain>/<model>/task-<task>/trial-<trial>`` (model
 and domain from the file name, ``gpt-4o-airline.json`` -> model ``gpt-4o``, domain
 ``airline``, or given), ``taubench/task-<task>/trial-<trial>`` when neither is known.
 """
@@ -14,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from mtcabench.errors import InputError
-from mtcabench.model import Conversation
+from mtcabench.model import Conversation, conversation_metadata
 from mtcabench.transcripts._chat import read_message
 from mtcabench.transcripts._registry import NO, SURE, LogFormat, register_format
 from mtcabench.transcripts._source import Source, load_json
+from mtcabench.transcripts._tasks import expected_actions, expected_outputs
 from mtcabench.transcripts._turns import TurnBuilder
 
 SOURCE = "taubench"
@@ -61,14 +63,30 @@ def run_conversation(path: Path, i: int | None, run: Any, model: str | None,
     builder = TurnBuilder(f"{path}: {where}")
     for j, m in enumerate(traj):
         read_message(builder, m, f"{path}: {where} ({cid}), message {j}")
-    metadata = {k: v for k, v in run.items() if k != "traj"}
-    # Where the run came from, so that errors and reviewers can point at it.
-    metadata["origin"] = {"file": path.name, "run": i}
     return builder.conversation(
         id=cid, source=SOURCE, domain=domain or "unknown", agent_model=model,
         task_id=str(run["task_id"]),
         trial=int(run["trial"]) if run.get("trial") is not None else None,
-        metadata=metadata)
+        metadata=run_metadata(path, i, run, f"{path}: {where}"))
+
+
+def run_metadata(path: Path, i: int | None, run: dict, where: str) -> dict[str, Any]:
+    """What a run's metadata holds, by name (:data:`~mtcabench.model.METADATA_KEYS`): where
+    it came from, its reward and its task's ground truth. ``info`` is never copied: it is
+    the run's settings and task record, and may hold credentials."""
+    reward = run.get("reward")
+    if reward is not None and (isinstance(reward, bool) or not isinstance(reward, (int, float))):
+        raise InputError(f"{where}: 'reward' is {_shown(reward)}, expected a number")
+    info = run.get("info")
+    task = info.get("task") if isinstance(info, dict) else None
+    task = task if isinstance(task, dict) else {}
+    return conversation_metadata(
+        # Where the run came from, so that errors and reviewers can point at it.
+        origin={"file": path.name, "run": i},
+        reward=reward,
+        expected_actions=expected_actions(task.get("actions"), where, arguments="kwargs",
+                                          requestor="assistant"),
+        expected_outputs=expected_outputs(task.get("outputs"), where))
 
 
 def model_and_domain(path: Path) -> tuple[str, str]:

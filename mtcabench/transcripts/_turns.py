@@ -3,8 +3,9 @@
 A :class:`TurnBuilder` holds the turns read so far and the tool calls they issued. Readers
 call :meth:`~TurnBuilder.system`, :meth:`~TurnBuilder.user`, :meth:`~TurnBuilder.assistant`
 and :meth:`~TurnBuilder.tool` in the order the log gives; the rules that must not differ
-between formats are kept here: a tool result answers a call issued earlier (the latest
-call with its id: upstream logs reuse ids), it is named after that call's tool, call
+between formats are kept here: a tool result answers a call issued earlier, by the assistant
+or by a user with tools of their own (the latest call with its id: upstream logs reuse
+ids), it is named after that call's tool, call
 arguments are a JSON object (or a string holding one), and parts are joined as
 :mod:`mtcabench.openai_content` joins them.
 """
@@ -99,8 +100,10 @@ class TurnBuilder:
     def __init__(self, where: str):
         self.where = where
         self.turns: list[Turn] = []
-        self._calls: dict[str, str] = {}  # call id -> tool name, the latest issue wins
-        self._journal: list[tuple[str, str | None]] | None = None  # undo log of read_ahead
+        # call id -> (tool name, role of the turn that issued it, answered since), the latest
+        # issue wins
+        self._calls: dict[str, tuple[str, Role, bool]] = {}
+        self._journal: list[tuple[str, tuple[str, Role, bool] | None]] | None = None  # undo log
 
     def copy(self) -> TurnBuilder:
         """A builder in the same state, to read ahead without changing this one."""
@@ -144,15 +147,32 @@ class TurnBuilder:
             raise ValueError(f"turn {turn.index} appended as turn {len(self.turns)}")
         self.turns.append(turn)
         for call in turn.tool_calls:
-            if self._journal is not None:
-                self._journal.append((call.id, self._calls.get(call.id)))
-            self._calls[call.id] = call.name
+            self._set_call(call.id, (call.name, turn.role, False))
+        if turn.role is Role.TOOL and (issued := self._calls.get(turn.tool_call_id or "")):
+            self._set_call(turn.tool_call_id, (issued[0], issued[1], True))
+
+    def _set_call(self, call_id: str, state: tuple[str, Role, bool]) -> None:
+        if self._journal is not None:
+            self._journal.append((call_id, self._calls.get(call_id)))
+        self._calls[call_id] = state
+
+    def caller(self, call_id: str) -> Role | None:
+        """The role of the turn that issued the latest call ``call_id`` (None: no turn did)."""
+        issued = self._calls.get(call_id)
+        return issued[1] if issued else None
+
+    def is_open(self, call_id: str) -> bool:
+        """Whether the latest call ``call_id`` was issued and not answered since."""
+        issued = self._calls.get(call_id)
+        return issued is not None and not issued[2]
 
     def system(self, text: str, here: str) -> Turn:
         return self._turn(here, role=Role.SYSTEM, content=text)
 
-    def user(self, text: str, here: str) -> Turn:
-        return self._turn(here, role=Role.USER, content=text)
+    def user(self, text: str, here: str, calls: Sequence[ToolCall] = ()) -> Turn:
+        """A user turn; ``calls``: the tools the user called (a user with tools of their own,
+        as in tau2-bench's telecom domain)."""
+        return self._turn(here, role=Role.USER, content=text, tool_calls=list(calls))
 
     def assistant(self, text: str, calls: Sequence[ToolCall], here: str) -> Turn:
         return self._turn(here, role=Role.ASSISTANT, content=text, tool_calls=list(calls))
@@ -166,10 +186,10 @@ class TurnBuilder:
         if call_id not in self._calls:
             issued = ", ".join(list(self._calls)[-5:]) or "none"
             raise InputError(
-                f"{here}: tool result answers call {call_id!r}, which no earlier assistant turn "
-                f"issued (latest call ids: {issued}); {fix} or put the call before it")
+                f"{here}: tool result answers call {call_id!r}, which no earlier turn issued "
+                f"(latest call ids: {issued}); {fix} or put the call before it")
         return self._turn(here, role=Role.TOOL, content=text, tool_call_id=call_id,
-                          name=self._calls[call_id])
+                          name=self._calls[call_id][0])
 
     def unanswered(self) -> list[str]:
         """Ids of calls issued and not answered since, in the order issued (an id may be

@@ -196,3 +196,40 @@ def test_a_turn_reached_as_content_is_asked_about_every_part_keeping_the_best_sc
     assert table.calls == [TARGET, text, a, fields, b]
     scores = {e.pair: e.score for e in graph.edges}
     assert scores == {(5, 2): 0.9, (2, 1): 0.8, (2, 0): 0.3}
+
+
+#: tau2-bench's telecom shape: 0 system, 1 assistant asks, 2 user's own calls (check the
+#: phone: a status bar and the network), 3 and 4 their results, 5 user relays, 6 assistant
+#: calls a tool with the relayed value, 7 its result, 8 the target's turn.
+PHONE = Conversation.model_validate({
+    "id": "hand/phone", "source": "hand", "domain": "telecom",
+    "turns": [
+        {"index": 0, "role": "system", "content": "policy"},
+        {"index": 1, "role": "assistant", "content": "Please check your status bar."},
+        {"index": 2, "role": "user", "tool_calls": [
+            {"id": "u1", "name": "check_status_bar", "arguments": {}},
+            {"id": "u2", "name": "check_network", "arguments": {"detail": "full"}}]},
+        {"index": 3, "role": "tool", "tool_call_id": "u1", "content": "airplane mode ON"},
+        {"index": 4, "role": "tool", "tool_call_id": "u2", "content": "{\"network\": \"none\"}"},
+        {"index": 5, "role": "user", "content": "It says airplane mode is ON."},
+        {"index": 6, "role": "assistant", "tool_calls": [
+            {"id": "a1", "name": "log_issue", "arguments": {"issue": "airplane mode"}}]},
+        {"index": 7, "role": "tool", "tool_call_id": "a1", "content": "{\"ticket\": \"T-9\"}"},
+        {"index": 8, "role": "assistant", "content": "Airplane mode is ON; ticket T-9."},
+    ],
+})
+
+
+def test_a_user_s_call_is_a_leaf_its_result_s_edge_going_to_the_user_turn():
+    (u1,), (u2,) = call_parts(PHONE.turns[2], 0), call_parts(PHONE.turns[2], 1)
+    (a1,) = call_parts(PHONE.turns[6], 0)
+    # every query a search could make: the user's calls would be asked for if it recursed
+    table = Table({TARGET: {3: 0.5, 7: 0.4}, a1: {5: 0.9}, u1: {1: 0.9}, u2: {1: 0.9}})
+    graph = tokengeist(PHONE, 8, table, NO_PRUNE)
+    # the result of the user's call gets its structural edge to the user turn that issued
+    # it, and the search stops there (the user is exogenous); the agent's call is recursed
+    assert pairs(graph, EdgeKind.STRUCTURAL) == {(3, 2), (7, 6)}
+    assert pairs(graph, EdgeKind.CONTENT) == {(8, 3), (8, 7), (6, 5)}
+    assert table.calls == [TARGET, a1]  # never a part of the user's call
+    assert not any(e.child == 2 for e in graph.edges)  # the user turn is a leaf
+    assert check_graph(graph, PHONE) == []

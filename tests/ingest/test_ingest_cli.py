@@ -91,7 +91,7 @@ BAD_INPUTS = {
     "tool-call-id": (lambda p: write_runs(p, [dict(good_run(), traj=[
         {"role": "user", "content": "x"},
         {"role": "tool", "tool_call_id": "nope", "name": "f", "content": "{}"}])]),
-        ["task-1", "'nope'", "no earlier assistant turn issued"]),
+        ["task-1", "'nope'", "no earlier turn issued"]),
     "empty-conversation": (lambda p: write_runs(p, [dict(good_run(), traj=[])]),
                            ["empty conversation"]),
     "not-utf8": (lambda p: p.write_bytes(b'[{"task_id": "\xff\xfe"}]'), ["not UTF-8"]),

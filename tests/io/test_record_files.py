@@ -61,11 +61,12 @@ def test_reader_refuses_wrong_kind(tmp_path):
 def test_conversation_rules():
     with pytest.raises(ValueError, match="no turns"):
         Conversation(id="x", source="t", domain="d", turns=[])
-    with pytest.raises(ValueError, match="which no earlier assistant turn issued"):
+    with pytest.raises(ValueError, match="which no earlier turn issued"):
         Conversation(id="x", source="t", domain="d", turns=[
             Turn(index=0, role=Role.TOOL, content="r", tool_call_id="zz")])
-    with pytest.raises(ValueError, match="only assistant turns issue tool calls"):
-        Turn(index=0, role=Role.USER, tool_calls=[ToolCall(id="a", name="f")])
+    with pytest.raises(ValueError, match="a system turn issues tool calls; only assistant "
+                       "and user turns do"):
+        Turn(index=0, role=Role.SYSTEM, tool_calls=[ToolCall(id="a", name="f")])
 
 
 def test_atomic_write_leaves_nothing_on_failure(tmp_path):

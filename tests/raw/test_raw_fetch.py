@@ -14,7 +14,9 @@ from typer.testing import CliRunner
 
 from mtcabench.cli import app
 from mtcabench.errors import ExitCode
-from mtcabench.raw import DEFAULT_MANIFEST, git_blob_id, load_manifest
+from mtcabench.raw import DEFAULT_MANIFEST, RawFile, git_blob_id, load_manifest
+
+from tests.support.paths import TAU2_FILES
 
 runner = CliRunner()
 
@@ -29,7 +31,7 @@ def test_git_blob_id_matches_git(tmp_path):
 
 def test_manifest_lists_the_upstream_files():
     entries = {e.name: e for e in load_manifest()}
-    assert {e.source for e in entries.values()} == {"taubench", "confetti"}
+    assert {e.source for e in entries.values()} == {"taubench", "tau2", "confetti"}
     assert len([e for e in entries.values() if e.source == "taubench"]) == 4
     conf = entries["confetti/BFCL_v2_conversationsclean.json"]
     assert conf.commit == "1fe163c0aba25d192e2c57cb31ade246a217f0cf"
@@ -128,3 +130,62 @@ def test_download_http_error_is_a_service_error(raw_server, tmp_path):
 def test_unknown_name_is_refused(tmp_path):
     res = runner.invoke(app, ["raw", "fetch", "--only", "nope.json", "--dest", str(tmp_path)])
     assert res.exit_code == ExitCode.BAD_INPUT and "not in the manifest: nope.json" in res.output
+
+
+def test_manifest_lists_every_tau2_file_with_its_ids():
+    tau2 = [e for e in load_manifest() if e.source == "tau2"]
+    assert len(tau2) == TAU2_FILES
+    for e in tau2:
+        assert e.name.startswith("tau2/") and e.repo == "sierra-research/tau2-bench"
+        assert len(e.commit) == 40 and len(e.git_blob) == 40 and len(e.sha256 or "") == 64
+        assert e.license == "MIT" and e.size and e.path.endswith(".json")
+    assert {e.name.split("/")[1].split("-")[0] for e in tau2} == {"airline", "retail", "telecom"}
+
+
+def test_fetch_verifies_every_tau2_file_from_the_shared_copy(tau2_results, tmp_path):
+    dest = tmp_path / "data"
+    # the folder holding the copies (named as the manifest names them), or one above it
+    for folder in (tau2_results, tau2_results.parent):
+        res = runner.invoke(app, ["raw", "fetch", "--from", str(folder), "--source", "tau2",
+                                  "--dest", str(dest / folder.name)])
+        assert res.exit_code == 0, res.output
+        fetched = sorted((dest / folder.name / "tau2").iterdir())
+        assert len(fetched) == TAU2_FILES
+        for f in fetched:
+            assert f.read_bytes() == (tau2_results / f.name).read_bytes()
+
+
+def test_a_tampered_copy_under_the_manifest_s_name_is_refused(tmp_path):
+    content = b'{"simulations": []}\n'
+    entry = {"name": "tau2/airline-x.json", "source": "tau2", "repo": "org/repo",
+             "commit": "abc123", "path": "results/run_1.json", "git_blob": git_blob_id(content),
+             "sha256": hashlib.sha256(content).hexdigest(), "license": "MIT"}
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps({"manifest_version": 1, "files": [entry]}))
+    src = tmp_path / "src"
+    (src / "elsewhere").mkdir(parents=True)
+    (src / "airline-x.json").write_bytes(b'{"simulations": [1]}\n')  # tampered
+    args = ["raw", "fetch", "--from", str(src), "--dest", str(tmp_path / "d"), "--manifest",
+            str(manifest)]
+    res = runner.invoke(app, args)
+    assert res.exit_code == ExitCode.INVALID and "does not match the manifest" in res.output
+    # a right copy under the upstream name elsewhere below the folder is found and taken
+    (src / "elsewhere" / "run_1.json").write_bytes(content)
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "d" / "tau2" / "airline-x.json").read_bytes() == content
+
+
+def test_a_path_with_colons_is_fetched_percent_encoded(raw_server, tmp_path):
+    content = b'{"simulations": []}\n'
+    entry = {"name": "tau2/ft.json", "source": "tau2", "repo": "org/repo", "commit": "abc123",
+             "path": "results/ft:gpt-4.1:x_airline.json", "git_blob": git_blob_id(content),
+             "license": "MIT"}
+    assert RawFile(**entry).url.endswith("/org/repo/abc123/results/ft%3Agpt-4.1%3Ax_airline.json")
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps({"manifest_version": 1, "files": [entry]}))
+    raw_server.files["/org/repo/abc123/results/ft%3Agpt-4.1%3Ax_airline.json"] = content
+    res = runner.invoke(app, ["raw", "fetch", "--dest", str(tmp_path / "d"), "--manifest",
+                              str(manifest)])
+    assert res.exit_code == 0, res.output
+    assert raw_server.seen == ["/org/repo/abc123/results/ft%3Agpt-4.1%3Ax_airline.json"]

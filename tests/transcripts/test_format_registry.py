@@ -34,14 +34,18 @@ from mtcabench.transcripts import (
     register_format,
 )
 
+from mtcabench.transcripts._tau2 import system_turn
+
 ROOT = Path(__file__).resolve().parents[2]
 #: The sample file of each format with messages of its own: support.<this>.json.
 FILES = {"openai-chat": "chat", "openai-responses": "responses",
-         "anthropic-messages": "anthropic", "otel-genai": "otel", "inspect-ai": "inspect"}
+         "anthropic-messages": "anthropic", "otel-genai": "otel", "inspect-ai": "inspect",
+         "tau2": "tau2"}
 
 
 def sample(name: str) -> Path:
-    """One support conversation of ours, logged in each format (tests/.../logs/)."""
+    """One support conversation of ours, logged in each format (tests/.../logs/; tau2's,
+    whose system turn is rebuilt from the policy, in tests/transcripts/tau2/)."""
     return next((ROOT / "tests").rglob(f"support.{name}.json"))
 
 
@@ -84,6 +88,11 @@ def messages_of(name: str) -> tuple[str | None, list]:
         return log["system"][0]["text"], log["messages"]
     if name == "otel-genai":
         return _otel_messages(log)
+    if name == "tau2":  # the system prompt is rebuilt from the policy, as the reader does
+        info = log["info"]
+        system, _ = system_turn(info["environment_info"]["policy"],
+                                info["agent_info"]["implementation"], info["git_commit"])
+        return system, log["simulations"][0]["messages"]
     return None, log["samples"][0]["messages"]
 
 

@@ -173,7 +173,7 @@ def test_live_reader_reads_each_format_as_it_comes():
                                          r"model response; add the output items"):
         reader.add(responses["input"][2])
     with pytest.raises(InputError, match=r"live, message 3, block 0: tool result answers call "
-                                         r"'call_b1', which no earlier assistant turn issued"):
+                                         r"'call_b1', which no earlier turn issued"):
         reader.add(anthropic["messages"][4])
 
 

@@ -148,7 +148,7 @@ def test_the_live_reader_reads_ahead_without_recording():
     ahead = reader.read({"role": "assistant", "content": None, "tool_calls": [
         {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]})
     assert len(ahead) == 1 and len(reader.turns) == 1
-    with pytest.raises(InputError, match="no earlier assistant turn issued"):
+    with pytest.raises(InputError, match="no earlier turn issued"):
         reader.read({"role": "tool", "tool_call_id": "c1", "content": "r"})
     reader.append(ahead[0])
     reader.done()

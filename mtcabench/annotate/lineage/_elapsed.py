@@ -215,18 +215,32 @@ def _hallucination(tracer: Tracer, c: int, start: int, end: int, inside: bool,
     return ProposedSpan(span, value, tracer.graph(c, edges), DependencyType.HALLUCINATION, note)
 
 
-def _ground_truth(tracer: Tracer, rid: str | None) -> str:
-    """What the task's ground truth (TauBench's ``info.task.actions``, kept in the
-    conversation's metadata) says of the agent's cancellation of the record, for the
-    rationale: a confirmation, never a condition of the proposal."""
-    info = tracer.conv.metadata.get("info") if tracer.conv.metadata else None
+def _expected_actions(metadata: dict) -> list | None:
+    """The task's expected actions as ``{name, arguments}``: ``metadata.expected_actions``
+    (ingest's), or, in a conversations file ingested before that key, TauBench's
+    ``info.task.actions`` (``{name, kwargs}``) that the metadata then held."""
+    actions = metadata.get("expected_actions")
+    if isinstance(actions, list):
+        return actions
+    info = metadata.get("info")
     task = info.get("task") if isinstance(info, dict) else None
-    actions = task.get("actions") if isinstance(task, dict) else None
-    if rid is None or not isinstance(actions, list):
+    old = task.get("actions") if isinstance(task, dict) else None
+    if not isinstance(old, list):
+        return None
+    return [{"name": a.get("name"), "arguments": a.get("kwargs")} for a in old
+            if isinstance(a, dict)]
+
+
+def _ground_truth(tracer: Tracer, rid: str | None) -> str:
+    """What the task's ground truth (its expected actions, kept in the conversation's
+    metadata) says of the agent's cancellation of the record, for the rationale: a
+    confirmation, never a condition of the proposal."""
+    actions = _expected_actions(tracer.conv.metadata or {})
+    if rid is None or actions is None:
         return ""
     gold = any(isinstance(a, dict) and a.get("name") == "cancel_reservation"
-               and isinstance(a.get("kwargs"), dict)
-               and a["kwargs"].get("reservation_id") == rid for a in actions)
+               and isinstance(a.get("arguments"), dict)
+               and a["arguments"].get("reservation_id") == rid for a in actions)
     done = [t.index for t in tracer.turns for call in t.tool_calls
             if call.name == "cancel_reservation" and call.arguments.get("reservation_id") == rid]
     if not done:

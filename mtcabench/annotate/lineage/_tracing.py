@@ -158,7 +158,8 @@ class Tracer(Occurrences):
             call_turn, call_id = self.tool_call[t]
             add(Edge(child=t, parent=call_turn, kind=EdgeKind.STRUCTURAL,
                      evidence=self._call_evidence(call_turn, call_id)))
-            for arg in self.call_args[(call_turn, call_id)]:
+            # A user's own call ends the trace there: the user turn is a source, a leaf.
+            for arg in self.call_args.get((call_turn, call_id), ()):
                 queue.append((call_turn, arg, None))
 
         while queue:

@@ -132,6 +132,10 @@ class Vocabulary:
                 self.tool_call[turn.index] = (calls[turn.tool_call_id], turn.tool_call_id)
                 self._collect_tool(turn)
             elif turn.role is Role.USER:
+                # A user's own calls (tau2-bench's telecom domain) are the user's: their
+                # results answer the user turn, a source; the arguments add no values.
+                for call in turn.tool_calls:
+                    calls[call.id] = turn.index
                 self._add_free_text(turn.content, turn.index)
             # System turns: policy prose. They are searched as sources (today's date) but add
             # no values of their own, else every number of the policy would become a span.

@@ -8,8 +8,10 @@ the model and testable on hand-built score tables.
 
 Tokengeist (docs/evaluate.md): breadth-first from the target; at each node keep the top-k
 preceding turns whose share is at least ``threshold``; a ``user``/``system`` turn is a leaf;
-a ``tool`` result gets the structural edge to the assistant turn that issued its call and the
-search continues from that call's arguments; an ``assistant`` turn is recursed into. ``d_max`` bounds
+a ``tool`` result gets the structural edge to the turn that issued its call, and the search
+continues from that call's arguments when the assistant issued it (a user's own call, as in
+tau2-bench's telecom domain, ends there: the user is exogenous, the user turn a leaf whatever
+it called); an ``assistant`` turn is recursed into. ``d_max`` bounds
 the number of content edges on a path from the target (the structural edge is bookkeeping,
 not a step); a node reached twice is expanded once. Finally edges are pruned with a relative
 threshold: an edge survives when its score is at least ``alpha`` times the best score out of
@@ -140,6 +142,8 @@ def tokengeist(
                 edges.setdefault((parent, call),
                                  Edge(child=parent, parent=call, kind=EdgeKind.STRUCTURAL))
                 nodes.add(call)
+                if turns[call].role is not Role.ASSISTANT:
+                    continue  # a user's own call: the user is exogenous, their turn a leaf
                 nxt = answered_call(conversation, parent)
             elif role is Role.ASSISTANT:
                 nxt = node_keys(conversation, parent)
