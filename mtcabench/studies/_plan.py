@@ -20,7 +20,8 @@ Stages, in order (each resumable; a later one reads what the earlier wrote):
 Samples (all spans of each conversation; conversations ranked by the characters of their turns
 up to the last span, shortest first, so that the model time fits: a pass costs about its
 length): :data:`DEV_CONVERSATIONS` of the dev split, :data:`TEST_CONVERSATIONS` of the test
-split, each scorer's row on all of them except where :data:`SAMPLE_OF` says fewer.
+split, each scorer's row on all of them except where :data:`SAMPLE_OF` says fewer; the ablation
+comparison on :data:`COMPARISON_CONVERSATIONS`, the whole test split.
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ MAX_K = 32
 SEEDS = (0, 1, 2)
 DEV_CONVERSATIONS = 8
 TEST_CONVERSATIONS = 10
+#: The ablation scorer's test comparison runs on the whole test split (its 18 conversations
+#: with spans, of which the peers' sample is the first 10): the question the studies answer.
+COMPARISON_CONVERSATIONS = 18
 #: Rows that cost a package call per query run on the first conversations of the samples
 #: only (dev: for tuning; test: the row), so that the plan fits its model time.
 SAMPLE_OF = {"peer-flashtrace": {"dev": 3, "test": TEST_CONVERSATIONS},

@@ -5,6 +5,7 @@ tables and figure (from the result files, in seconds). The plan itself is
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -31,11 +32,14 @@ from mtcabench.studies._units import FLOOR, Models, SearchPoint, RunSummary, run
 #: Where the result files live, relative to the checkout (committed as they come).
 RESULTS = Path("benchmarks") / "results"
 UNITS, TUNING, WEIGHTS, TABLES = "units", "tuning.json", "at2-weights.json", "tables"
+#: The sink study's result files (benchmarks/sink_study.py), beside the units.
+SINK = "sink"
 FIGURE = Path("docs") / "figures" / "ablation-curve.svg"
 #: The blocks of docs/evaluate.md the tables replace once their runs are complete.
 MARKERS = {"ablation-curve": ("<!-- ablation-curve:begin -->", "<!-- ablation-curve:end -->"),
            "ablation-test": ("<!-- ablation-test:begin -->", "<!-- ablation-test:end -->"),
-           "peers": ("<!-- peers:begin -->", "<!-- peers:end -->")}
+           "peers": ("<!-- peers:begin -->", "<!-- peers:end -->"),
+           "sink-study": ("<!-- sink-study:begin -->", "<!-- sink-study:end -->")}
 
 
 def store(root: Path) -> ResultStore:
@@ -141,7 +145,7 @@ def comparison_units(bench: Benchmark, k: int):
     """The ablation scorer's test comparison: its chosen K over the seeds, average attention
     and the floors, at the default search settings (the peers' test stage adds their tuned
     points to the same units by replay)."""
-    chosen = plan.sample(bench, "test", plan.TEST_CONVERSATIONS)
+    chosen = plan.sample(bench, "test", plan.COMPARISON_CONVERSATIONS)
     return plan.units("ablation-test", "test", [plan.AVG, plan.ablation_row(k, plan.SEEDS)],
                       chosen)
 
@@ -336,6 +340,10 @@ def peers_table(results: Sequence[StudyResult], k: int | None, tuning: dict | No
     Tokengeist over average attention at its tuned settings."""
     if not k or not tuning:
         return ""
+    # The peers' sample is the floors' conversations (the comparison's units hold more).
+    floors = select(results, "test", FLOOR, "floors")
+    sample = {r.conversation_id for r in floors}
+    results = [r for r in results if not sample or r.conversation_id in sample]
     ref_units = select(results, "test", "avg-attention", "default", (0,))
     if not ref_units:
         return ""
@@ -358,7 +366,6 @@ def peers_table(results: Sequence[StudyResult], k: int | None, tuning: dict | No
             how = via.get(row.scorer, "mtcabench") + (", per step" if via.get(row.scorer)
                                                       and method == "tokengeist" else "")
             table.append(_peer_cells(method, row.scorer, row.setting, how, seeds, f, cost, n, m))
-    floors = select(results, "test", FLOOR, "floors")
     for method in ("recency", "first-user"):
         if floors:
             sp = spans_of(floors, "default", method)
@@ -415,18 +422,53 @@ def missing(results: Sequence[StudyResult], k: int | None, tuning: dict | None) 
     curve = lacking("dev", "avg-attention", "default", (0,), dev)
     for kk in plan.CURVE_K:
         curve += lacking("dev", "ablation", f"K={kk}", (0,), dev)
-    out = {"ablation-curve": curve}
+    out = {"ablation-curve": curve, "sink-study": []}  # the sink's plan: its --conversations
     if k is None:
         out["ablation-test"] = out["peers"] = ["no K chosen yet"]
         return out
-    out["ablation-test"] = (lacking("test", "avg-attention", "default", (0,), test)
-                            + lacking("test", "ablation", f"K={k}", plan.SEEDS, test))
+    whole = plan.COMPARISON_CONVERSATIONS
+    out["ablation-test"] = (lacking("test", "avg-attention", "default", (0,), whole)
+                            + lacking("test", "ablation", f"K={k}", plan.SEEDS, whole))
     peers = [] if tuning else ["no tuning yet"]
     for row in plan.peer_rows(k, None):
         want = plan.SAMPLE_OF.get(row.scorer, {}).get("test", test)
         peers += lacking("test", row.scorer, row.setting, row.seeds, want)
     out["peers"] = peers + lacking("test", FLOOR, "floors", (0,), test)
     return out
+
+
+def sink_table(root: Path) -> str:
+    """The sink study's variants against the first (the one shipped before), from its result
+    files: edge F1, precision, recall, wrong edges to the system turn per span, evidence
+    hit@3, each difference with its conversation-clustered paired interval."""
+    results = [r for _, r in ResultStore(root / SINK).results()]
+    if not results:
+        return ""
+    order = {r.setting: r.settings.get("order", 0) for r in results}
+    names = sorted(order, key=order.get)
+    extras = ("system_wrong",)
+    metrics = ("edge_f1", "edge_precision", "edge_recall", "evidence_hit")
+    rows = {n: spans_of([r for r in results if r.setting == n], "default", "tokengeist", extras)
+            for n in names}
+    base = rows[names[0]]
+    table = []
+    for n in names:
+        f, used, convs = compare(rows[n], None if n == names[0] else base, metrics=metrics)
+        table.append([n, f3(f["edge_f1"].value) + (f" ({diff_ci(f['edge_f1'])})"
+                                                   if f["edge_f1"].diff is not None else ""),
+                      f3(f["edge_precision"].value), f3(f["edge_recall"].value),
+                      f3(f["system_wrong"].value) + (f" ({diff_ci(f['system_wrong'])})" if
+                                                     f["system_wrong"].diff is not None else ""),
+                      f3(f["evidence_hit"].value) + (f" ({diff_ci(f['evidence_hit'])})" if
+                                                     f["evidence_hit"].diff is not None else ""),
+                      f"{convs} / {len(used.ids)}"])
+    lines = [f"Dev: {table[0][-1].split(' / ')[0]} conversations; differences from the first "
+             "variant with 95% conversation-clustered paired bootstrap intervals (1,000 "
+             "resamples); from the result files under benchmarks/results/sink/.", ""]
+    lines += md(["variant", "edge F1", "edge precision", "edge recall",
+                 "wrong edges to the system turn, per span", "evidence hit@3",
+                 "conv. / spans"], table)
+    return "\n".join(lines)
 
 
 def write_tables(root: Path, *, docs: Path | None = None, figure: Path | None = None,
@@ -441,7 +483,7 @@ def write_tables(root: Path, *, docs: Path | None = None, figure: Path | None = 
     tuning = json.loads(tuning_path.read_text(encoding="utf-8")) if tuning_path.is_file() else None
     curve, rows = curve_table(results)
     tables = {"ablation-curve": curve, "ablation-test": comparison_table(results, k),
-              "peers": peers_table(results, k, tuning)}
+              "peers": peers_table(results, k, tuning), "sink-study": sink_table(root)}
     out = root / TABLES
     out.mkdir(parents=True, exist_ok=True)
     with all_or_nothing():
@@ -459,6 +501,9 @@ def write_tables(root: Path, *, docs: Path | None = None, figure: Path | None = 
             + (" ..." if len(left) > 3 else "") + ")" if left else "written, complete")
         log(f"{name}: {state}")
         if docs is not None and text and (partial or not left):
+            if name == "ablation-curve" and figure is not None and rows:
+                rel = Path(os.path.relpath(figure, docs.parent)).as_posix()
+                text += f"\n\n![The dev curve: edge F1 against passes per conversation]({rel})"
             write_docs(docs, text, *MARKERS[name])
             log(f"{docs}: {name} block replaced")
     return tables

@@ -50,7 +50,8 @@ class Spans:
                      {k: v[idx] for k, v in self.extras.items()}, self.seeds)
 
 
-def spans_of(results: Iterable[StudyResult], point: str, method: str) -> Spans:
+def spans_of(results: Iterable[StudyResult], point: str, method: str,
+             extras: Sequence[str] = EXTRAS) -> Spans:
     """Per-span figures of ``method`` at ``point``; results of several seeds of the same
     conversation are averaged span by span (spans every seed holds)."""
     cols = columns()
@@ -70,16 +71,19 @@ def spans_of(results: Iterable[StudyResult], point: str, method: str) -> Spans:
                                  "stage to rescore (no model)")
             per_span.setdefault(s.span_id, []).append(
                 ([s.score[c] for c in cols], [np.nan if s.extra.get(k) is None else s.extra[k]
-                                              for k in EXTRAS]))
+                                              for k in extras]))
             conv_of[s.span_id] = r.conversation_id
     ids = [s for s, got in per_span.items() if len(got) == len(seeds)]
     matrix = np.array([np.mean([g[0] for g in per_span[s]], axis=0) for s in ids],
                       dtype=np.float64).reshape(len(ids), len(cols))
-    extra = np.array([np.nanmean([g[1] for g in per_span[s]], axis=0) if not np.all(np.isnan(
-        [g[1] for g in per_span[s]])) else [np.nan] * len(EXTRAS) for s in ids],
-        dtype=np.float64).reshape(len(ids), len(EXTRAS))
+    extra = np.full((len(ids), len(extras)), np.nan)
+    for i, s in enumerate(ids):
+        values = np.array([g[1] for g in per_span[s]], dtype=np.float64).reshape(-1, len(extras))
+        for j in range(len(extras)):
+            if np.isfinite(values[:, j]).any():
+                extra[i, j] = np.nanmean(values[:, j])
     return Spans(ids, np.array([conv_of[s] for s in ids]), matrix,
-                 {k: extra[:, i] for i, k in enumerate(EXTRAS)}, max(len(seeds), 1))
+                 {k: extra[:, i] for i, k in enumerate(extras)}, max(len(seeds), 1))
 
 
 @dataclass
@@ -97,7 +101,8 @@ class Figure:
 
 
 def compare(row: Spans, ref: Spans | None, *, resamples: int = DEFAULT_RESAMPLES,
-            seed: int = DEFAULT_SEED) -> tuple[dict[str, Figure], Spans, int]:
+            seed: int = DEFAULT_SEED, metrics: Sequence[str] = METRIC_COLUMNS,
+            ) -> tuple[dict[str, Figure], Spans, int]:
     """The row's figures on the spans it shares with ``ref`` (all its spans without one), each
     with its interval and the paired difference from ``ref``; also the spans used and the
     conversations behind them."""
@@ -112,12 +117,12 @@ def compare(row: Spans, ref: Spans | None, *, resamples: int = DEFAULT_RESAMPLES
                                                np.array([float(len(common))]))
     samples = resampled_averages(mats, resamples, rng, clusters) if common else None
     out: dict[str, Figure] = {}
-    for name in METRIC_COLUMNS:
+    for name in metrics:
         out[name] = _figure(point_a[name]["macro"][0],
                             None if point_b is None else point_b[name]["macro"][0],
                             None if samples is None else samples[0][name]["macro"],
                             None if samples is None or b is None else samples[1][name]["macro"])
-    for name in EXTRAS:
+    for name in a.extras:
         va = a.extras[name]
         vb = None if b is None else b.extras[name]
         rng = row_rng(seed, name + "\n" + "\n".join(common))

@@ -39,6 +39,12 @@ def stored_mean(root: Path, split: str, scorer: str, setting: str, point: str, m
     return float(np.mean([np.mean(v) for v in per_span.values()]))
 
 
+def stored_mean_sink(root: Path, variant: str, column: str) -> float:
+    values = [s.score[column] for _, r in ResultStore(root / "sink").results()
+              if r.setting == variant for s in r.points["default"].methods["tokengeist"]]
+    return float(np.mean(values))
+
+
 def cells(table: str, label: str) -> list[str]:
     line = next(x for x in table.splitlines() if x.startswith(f"| {label} |"))
     return [c.strip() for c in line.strip("|").split("|")]
@@ -112,8 +118,17 @@ def test_tables_and_curve_come_from_the_result_files_in_seconds(results, tmp_pat
     assert all(c[11].strip().endswith("*") for c in pkg)
     assert cells(peers, "recency")[11] == "0"
 
+    # The sink study: each variant against the first, wrong system edges per span.
+    sink = tables["sink-study"]
+    corrected = cells(sink, "corrected")
+    base = stored_mean_sink(results, "shipped", "edge_f1")
+    now = stored_mean_sink(results, "corrected", "edge_f1")
+    assert cells(sink, "shipped")[1] == f"{base:.3f}"
+    assert corrected[1].startswith(f"{now:.3f} ({now - base:+.3f} [")
+    assert corrected[-1] == "3 / 5"
+
     # The files under tables/, and the figure: an SVG with a point and an interval per K.
-    for name in ("ablation-curve", "ablation-test", "peers"):
+    for name in ("ablation-curve", "ablation-test", "peers", "sink-study"):
         assert (results / "tables" / f"{name}.md").read_text() == tables[name] + "\n"
     svg = (results / "tables" / "ablation-curve.svg").read_text()
     tree = ET.fromstring(svg)
@@ -125,7 +140,7 @@ def test_tables_and_curve_come_from_the_result_files_in_seconds(results, tmp_pat
     assert (results / "tables" / "ablation-curve.svg").read_text() == svg  # the same file again
 
     # The plan's samples are larger than these files: docs keep their older tables.
-    assert docs.read_text().count("OLD-TABLE") == 3
+    assert docs.read_text().count("OLD-TABLE") == 3  # the sink study's plan is its own
     assert any(line.startswith("ablation-curve: written, incomplete") for line in lines)
     write_tables(results, docs=docs, partial=True, log=lines.append)
     text = docs.read_text()
@@ -176,3 +191,13 @@ def test_the_peers_stages_refuse_weights_learned_outside_training(results):
             run_plan([stage], results, None, log=lambda _: None)
     for path in sorted((ROOT / "benchmarks" / "results").rglob(WEIGHTS)):
         assert all(split_of(c) == "train" for c in check_training_split(path))
+
+
+def test_the_curve_block_links_its_figure(results, tmp_path):
+    docs = tmp_path / "docs" / "evaluate.md"
+    docs.parent.mkdir()
+    docs.write_text("".join(f"{b}\nOLD\n{e}\n" for b, e in MARKERS.values()))
+    write_tables(results, docs=docs, figure=docs.parent / "figures" / "curve.svg", partial=True,
+                 log=lambda _: None)
+    assert "](figures/curve.svg)" in docs.read_text()
+    assert ET.parse(docs.parent / "figures" / "curve.svg").getroot().tag.endswith("svg")

@@ -110,6 +110,28 @@ def write(root: Path, bench_folder: Path) -> list[Path]:
                              points={"default": replay_point(unit, None, floor)})
         store.write(result, unit.path(store))
         written.append(unit.path(store))
+    # The sink study's files: two variants of one scorer, the wrong system edges counted.
+    sink = ResultStore(root / "sink")
+    for order, (name, quality) in enumerate((("shipped", 0.15), ("corrected", 0.3))):
+        for cid in sorted(by_conv):
+            conv, spans = bench.conversations[cid], by_conv[cid]
+            unit = Unit("hand-made", "dev", conv, tuple(spans), "avg-attention", name)
+            tables = hand_shares(conv, spans, quality, 7)
+            point = replay_point(unit, tables, SearchPoint("default", methods=("tokengeist",)))
+            system = {t.index for t in conv.turns if t.role is Role.SYSTEM}
+            for span, got in zip(spans, point.methods["tokengeist"]):
+                gold = {e.pair for e in span.graph.edges}
+                got.extra = {"system_wrong": float(sum(
+                    1 for c, q, share in got.edges
+                    if share is not None and q in system and (c, q) not in gold))}
+            result = StudyResult(split="dev", conversation_id=cid, scorer="avg-attention",
+                                 setting=name, seed=0, signature=f"hand-made-sink-{name}-{cid}",
+                                 settings={"order": order}, model="smollm2-135m-instruct",
+                                 commit="hand-made", forward_passes=1, queries=0,
+                                 spans=len(spans), seconds=10.0, points={"default": point})
+            path = sink.path("dev", "avg-attention", name, 0, cid)
+            sink.write(result, path)
+            written.append(path)
     (root / "tuning.json").write_text(json.dumps(TUNING, indent=1, sort_keys=True) + "\n")
     return written
 
