@@ -5,7 +5,7 @@ on dev, their tuning, the peers on test (docs/evaluate.md, "Studies: the plan").
 Run it in the peers' virtual environment (their packages live there), in the background, at
 low priority, sharing the machine's heavy-job lock conversation by conversation:
 
-    scripts/setup_peers.sh
+    scripts/setup_peers.sh && mkdir -p runs
     nohup nice -n 19 $(scripts/setup_peers.sh --python) benchmarks/study_plan.py \\
         --lock /work/heavy.lock > runs/study-plan.log 2>&1 &
 

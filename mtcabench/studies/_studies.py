@@ -464,7 +464,7 @@ def sink_table(root: Path) -> str:
                       f"{convs} / {len(used.ids)}"])
     lines = [f"Dev: {table[0][-1].split(' / ')[0]} conversations; differences from the first "
              "variant with 95% conversation-clustered paired bootstrap intervals (1,000 "
-             "resamples); from the result files under benchmarks/results/sink/.", ""]
+             "resamples); from the sink study's result files.", ""]
     lines += md(["variant", "edge F1", "edge precision", "edge recall",
                  "wrong edges to the system turn, per span", "evidence hit@3",
                  "conv. / spans"], table)
