@@ -20,12 +20,19 @@ belong to no unit). Each gives Tokengeist's graphs at the
 default search settings; scored against the gold: macro edge F1, and the predicted content
 edges to the system turn where the gold has none (per span). Intervals: conversation-clustered
 paired bootstrap (1,000 resamples) of each variant's difference from the shipped one.
+
+**Results**: one file per conversation and variant under benchmarks/results/sink/ (its spans'
+edges and scores, keyed by the variant, the search settings and the conversation), written
+after each capture is replayed; the captures are large and stay in ``--out``. The table comes
+from the result files alone: ``python benchmarks/study_tables.py`` (the "sink-study" table).
+A stop loses at most the capture in progress (each is written whole or not at all).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import asdict
 import re
 import sys
 import time
@@ -45,7 +52,23 @@ from mtcabench.evaluate import TARGET, SearchSettings, tokengeist  # noqa: E402
 from mtcabench.evaluate import Part, query_nodes, split_sentences  # noqa: E402
 from mtcabench.model import EdgeKind, Role  # noqa: E402
 from mtcabench.results.metrics import score_span  # noqa: E402
-from mtcabench.studies import build_gold, by_conversation, split_of  # noqa: E402
+from mtcabench.files import atomic_write  # noqa: E402
+from mtcabench.studies import (  # noqa: E402
+    ResultStore,
+    StudyResult,
+    build_gold,
+    by_conversation,
+    split_of,
+    write_tables,
+)
+from mtcabench.studies._results import (  # noqa: E402
+    PointResult,
+    conversation_fingerprint,
+    digest,
+    gold_fingerprint,
+)
+from mtcabench.studies._studies import RESULTS, SINK  # noqa: E402
+from mtcabench.studies._units import code_commit  # noqa: E402
 
 DEFAULT_OUT = ROOT / "runs" / "sink-study"
 _OLD_BOUNDARY = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -69,8 +92,9 @@ def old_split(text: str) -> list[tuple[int, int]]:
 # --------------------------------------------------------------------------- capture
 
 
-def capture(loaded, conv, spans, path: Path) -> None:
-    """One forward pass: every query's raw per-token attention, saved with the token map."""
+def capture(loaded, conv, spans, path, seconds=lambda: 0.0) -> None:
+    """One forward pass: every query's raw per-token attention, saved with the token map (to
+    ``path``, a file name or an open binary file) and the pass's seconds."""
     from mtcabench.evaluate import query_features, render_conversation, sink_positions
 
     last = max(s.span.turn for s in spans)
@@ -111,7 +135,8 @@ def capture(loaded, conv, spans, path: Path) -> None:
     np.savez_compressed(path, token_attn=feats.token_attn.numpy().astype(np.float32),
                         tok_turn=tok_turn, tok_char=tok_char,
                         keys=np.array(json.dumps(keys)),
-                        queries=np.array(queries, dtype=np.int64), sinks=sinks)
+                        queries=np.array(queries, dtype=np.int64), sinks=sinks,
+                        seconds=np.array(seconds()))
 
 
 # --------------------------------------------------------------------------- replay
@@ -245,47 +270,28 @@ def common_mode(attn: np.ndarray, tok_turn: np.ndarray, q_turn: np.ndarray,
 
 
 
-def span_rows(bench, spans, graphs) -> list[dict]:
-    rows = []
+def span_results(bench, spans, graphs) -> list:
+    """Each span's row (the scorer's per-span matrix, evidence included) and the wrong edges
+    to the system turn, as a result file holds them."""
+    from mtcabench.results.metrics import columns, span_matrix
+    from mtcabench.studies import SpanResult
+    from mtcabench.studies._results import rounded
+
+    out = []
     for s in spans:
         conv = bench.conversations[s.conversation_id]
         g, evidence = graphs.get(s.id, (None, {}))
-        pred = [] if g is None else [e.pair for e in g.edges]
+        pred = [] if g is None else sorted(g.edges, key=lambda e: (-e.child, e.parent))
         gold = {e.pair for e in s.graph.edges}
-        sc = score_span(s, conv, pred, sentences=evidence)
+        row = span_matrix([score_span(s, conv, [e.pair for e in pred], sentences=evidence)])[0]
         system = {t.index for t in conv.turns if t.role is Role.SYSTEM}
-        content = [] if g is None else [e.pair for e in g.edges if e.kind is EdgeKind.CONTENT]
-        rows.append({"conversation": s.conversation_id, "span": s.id, "f1": sc.edge_f1,
-                     "precision": sc.edge_precision, "recall": sc.edge_recall,
-                     "system_wrong": sum(1 for p in content if p[1] in system and p not in gold),
-                     "evidence_hit": (sc.evidence_hits / sc.evidence_gold
-                                      if sc.evidence_gold else np.nan),
-                     "edges": len(content)})
-    return rows
-
-
-def clustered(rows_by_variant: dict[str, list[dict]], base: str, metric: str,
-              resamples: int = 1000, seed: int = 0) -> dict[str, tuple]:
-    """Per variant: its mean of ``metric`` over spans (where defined), and the 95% interval of
-    its difference from ``base``, resampling conversations (paired: the same draws for every
-    variant)."""
-    convs = sorted({r["conversation"] for r in rows_by_variant[base]})
-    index = {c: i for i, c in enumerate(convs)}
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, len(convs), size=(resamples, len(convs)))
-    counts = np.stack([np.bincount(d, minlength=len(convs)) for d in draws])  # [R, C]
-    out = {}
-    base_rows = rows_by_variant[base]
-    cb = np.array([index[r["conversation"]] for r in base_rows])
-    vb = np.array([r[metric] for r in base_rows], dtype=np.float64)
-    for name, rows in rows_by_variant.items():
-        v = np.array([r[metric] for r in rows], dtype=np.float64)
-        ok = ~np.isnan(v) & ~np.isnan(vb)  # evidence hit: spans where it is defined
-        w = counts[:, cb[ok]]  # [R, spans]: how often each span's conversation was drawn
-        diff = (w @ (v[ok] - vb[ok])) / np.maximum(w.sum(axis=1), 1)
-        lo, hi = np.percentile(diff, [2.5, 97.5])
-        out[name] = (float(v[ok].mean()), float(v[ok].mean() - vb[ok].mean()), float(lo),
-                     float(hi), int(ok.sum()))
+        content = [e.pair for e in pred if e.kind is EdgeKind.CONTENT]
+        out.append(SpanResult(
+            span_id=s.id, skipped=None if g is not None else "not captured (too long)",
+            edges=[(e.child, e.parent, rounded(e.score)) for e in pred],
+            score={c: rounded(v) for c, v in zip(columns(), row)},
+            extra={"system_wrong": float(sum(1 for p in content
+                                             if p[1] in system and p not in gold))}))
     return out
 
 
@@ -306,9 +312,15 @@ VARIANTS = {
 }
 
 
+SINK_FORMAT = "sink-study-v1"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="captures and gold (not "
+                    "committed: the captures are large)")
+    ap.add_argument("--results", type=Path, default=ROOT / RESULTS,
+                    help="the result files' folder (their sink/ part; committed)")
     ap.add_argument("--conversations", type=int, default=6,
                     help="dev conversations captured (the first N by id)")
     ap.add_argument("--replay-only", action="store_true")
@@ -328,33 +340,50 @@ def main() -> int:
         from mtcabench.evaluate import load_model
 
         loaded = load_model()
-        for cid in todo:
+        for n, cid in enumerate(todo, 1):
             t0 = time.perf_counter()
-            capture(loaded, bench.conversations[cid], work[cid],
-                    caps / f"{cid.replace('/', '_')}.npz")
-            print(f"captured {cid}: {len(work[cid])} spans, {time.perf_counter() - t0:.0f} s",
-                  flush=True)
+            path = caps / f"{cid.replace('/', '_')}.npz"
+            # written whole or not at all: a stop never leaves a capture a rerun would trust
+            with atomic_write(path, "wb") as fh:
+                capture(loaded, bench.conversations[cid], work[cid], fh,
+                        seconds=lambda t0=t0: time.perf_counter() - t0)
+            print(f"captured {n}/{len(todo)} {cid}: {len(work[cid])} spans, "
+                  f"{time.perf_counter() - t0:.0f} s", flush=True)
     have = [c for c in chosen if (caps / f"{c.replace('/', '_')}.npz").exists()]
-    spans = [s for c in have for s in work[c]]
     variants = dict(VARIANTS)
     if args.sum:
         for name in list(variants):
             variants[name + " [sum]"] = {**variants[name], "aggregate": "sum"}
     search = SearchSettings()
-    rows = {}
-    for name, v in variants.items():
-        graphs = {}
-        for c in have:
-            data = np.load(caps / f"{c.replace('/', '_')}.npz")
-            graphs.update(replay_conversation(bench.conversations[c], work[c], data, v, search))
-        rows[name] = span_rows(bench, spans, graphs)
-    base = next(iter(variants))
-    print(f"dev subset: {len(have)} conversations, {len(spans)} spans "
-          f"({', '.join(have)})")
-    for metric in ("f1", "precision", "recall", "system_wrong", "evidence_hit"):
-        print(f"\n{metric}: mean per span; difference from '{base}' [95% clustered interval]")
-        for name, (mean, d, lo, hi, n) in clustered(rows, base, metric).items():
-            print(f"  {mean:7.3f}  {d:+.3f} [{lo:+.3f}, {hi:+.3f}]  n={n}  {name}")
+    store = ResultStore(args.results / SINK)
+    commit = code_commit()
+    for c in have:
+        data = np.load(caps / f"{c.replace('/', '_')}.npz")
+        conv = bench.conversations[c]
+        seconds = float(data["seconds"]) if "seconds" in data else 0.0
+        for order, (name, v) in enumerate(variants.items()):
+            record = {"format": SINK_FORMAT, "variant": v, "search": asdict(search),
+                      "model": "smollm2-135m-instruct",
+                      "conversation": conversation_fingerprint(conv, work[c])}
+            path = store.path("dev", "avg-attention", name, 0, c)
+            old = store.read(path)
+            if isinstance(old, StudyResult) and old.signature == digest(record):
+                continue
+            graphs = replay_conversation(conv, work[c], data, v, search)
+            point = PointResult(settings=asdict(search), settings_hash=digest(asdict(search)),
+                                gold=gold_fingerprint(work[c]),
+                                methods={"tokengeist": span_results(bench, work[c], graphs)})
+            store.write(StudyResult(
+                split="dev", conversation_id=c, scorer="avg-attention", setting=name, seed=0,
+                signature=digest(record), settings={**record, "order": order}, model=
+                "smollm2-135m-instruct", commit=commit, forward_passes=1,
+                queries=len(data["queries"]),
+                spans=len(work[c]), seconds=round(seconds, 1),
+                points={"default": point}), path)
+    print(f"dev subset: {len(have)} conversations, {sum(len(work[c]) for c in have)} spans "
+          f"({', '.join(have)}); result files under {store.root}")
+    tables = write_tables(args.results, log=lambda _: None)
+    print(tables.get("sink-study") or "(no results)")
     return 0
 
 

@@ -8,6 +8,11 @@ take one ``(1000, 3845) @ (3845, 16)`` product, not a Python loop.
 Each report row draws from its own generator, seeded by the fixed seed and the row's span
 ids, so a row's interval depends on nothing but its spans (two rows holding the same spans
 agree); a comparison applies the same draws to both submissions (a paired bootstrap).
+
+With ``clusters`` (an id per span, such as its conversation) whole clusters are drawn and a
+span counts as often as its cluster was drawn: spans of one conversation share its prompt, its
+tool results and its model pass, so they are not independent, and the studies' intervals
+(mtcabench.studies) resample conversations. The same matrix product serves both.
 """
 
 from __future__ import annotations
@@ -32,8 +37,21 @@ def row_rng(seed: int, key: str) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32(key.encode("utf-8"))])
 
 
-def resample_counts(n: int, resamples: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
-    """Blocks of ``(b, n)`` draw counts: how often each of n spans was drawn per resample."""
+def resample_counts(n: int, resamples: int, rng: np.random.Generator,
+                    clusters: np.ndarray | None = None) -> Iterator[np.ndarray]:
+    """Blocks of ``(b, n)`` draw counts: how often each of n spans was drawn per resample.
+
+    With ``clusters`` (n ids), the clusters are drawn with replacement and each span counts as
+    often as its cluster was drawn.
+    """
+    if clusters is not None:
+        clusters = np.asarray(clusters)
+        if len(clusters) != n:
+            raise ValueError(f"{len(clusters)} cluster ids for {n} spans")
+        _, member = np.unique(clusters, return_inverse=True)
+        for counts in resample_counts(int(member.max()) + 1 if n else 0, resamples, rng):
+            yield counts[:, member]
+        return
     block = max(1, _BLOCK_CELLS // max(n, 1))
     for start in range(0, resamples, block):
         b = min(block, resamples - start)
@@ -44,20 +62,41 @@ def resample_counts(n: int, resamples: int, rng: np.random.Generator) -> Iterato
 
 
 def resampled_averages(
-    matrices: list[np.ndarray], resamples: int, rng: np.random.Generator
+    matrices: list[np.ndarray], resamples: int, rng: np.random.Generator,
+    clusters: np.ndarray | None = None,
 ) -> list[dict[str, dict[str, np.ndarray]]]:
     """Averages of every metric over ``resamples`` resamples, for each matrix.
 
-    All matrices hold the same spans in the same order and get the same draws (paired).
+    All matrices hold the same spans in the same order and get the same draws (paired);
+    ``clusters``: draw whole clusters (see :func:`resample_counts`).
     Returns, per matrix, ``{metric: {"macro": (resamples,), "micro": (resamples,)}}``.
     """
     n = matrices[0].shape[0]
     sums: list[list[np.ndarray]] = [[] for _ in matrices]
-    for counts in resample_counts(n, resamples, rng):
+    sizes: list[np.ndarray] = []
+    for counts in resample_counts(n, resamples, rng, clusters):
+        sizes.append(counts.sum(axis=1))
         for out, m in zip(sums, matrices):
             out.append(counts @ m)
-    sizes = np.full(resamples, float(n))
-    return [aggregate(np.concatenate(s, axis=0), sizes) for s in sums]
+    size = np.concatenate(sizes) if sizes else np.zeros(0)
+    return [aggregate(np.concatenate(s, axis=0), size) for s in sums]
+
+
+def resampled_means(
+    vectors: list[np.ndarray], resamples: int, rng: np.random.Generator,
+    clusters: np.ndarray | None = None,
+) -> list[np.ndarray]:
+    """The mean of each per-span vector over ``resamples`` resamples, the same draws for all
+    (paired); NaN marks a span where the value is undefined, left out of that mean."""
+    n = len(vectors[0])
+    defined = [~np.isnan(v) for v in vectors]
+    values = [np.where(d, v, 0.0) for v, d in zip(vectors, defined)]
+    out: list[list[np.ndarray]] = [[] for _ in vectors]
+    for counts in resample_counts(n, resamples, rng, clusters):
+        for o, v, d in zip(out, values, defined):
+            with np.errstate(invalid="ignore", divide="ignore"):
+                o.append((counts @ v) / (counts @ d))
+    return [np.concatenate(o) if o else np.zeros(0) for o in out]
 
 
 def interval(samples: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float] | None:

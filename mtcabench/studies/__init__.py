@@ -42,6 +42,14 @@ shares; tests/studies/test_parameter_study.py checks that a replay gives trace's
 Outputs in ``--out`` (default runs/parameter-study): table.md (printed too), grid.csv (every
 grid point on dev), shares.jsonl, test/ (the test split's benchmark, submissions at the chosen
 settings and their score reports with floors, from ``mtcabench score``).
+
+**Resumable studies** (the ablation curve and comparison, the peers table: their plan is
+:mod:`mtcabench.studies._plan`, stated in docs/evaluate.md): units of model work
+(:class:`Unit`: a conversation x base-scorer configuration x seed) run by :func:`run_units`,
+one result file each (:class:`StudyResult` in a :class:`ResultStore`), skipped when done,
+computed when missing, torn or of other settings; :func:`run_plan` runs the stages in order
+and :func:`write_tables` regenerates the tables, intervals and the curve from the files
+alone (benchmarks/study_plan.py and benchmarks/study_tables.py are their command lines).
 """
 
 from __future__ import annotations
@@ -70,7 +78,18 @@ from mtcabench.studies._parameter import (
     write_split_benchmark,
     write_submission,
 )
+from mtcabench.studies._plan import check_training_split, choose_k, sample
 from mtcabench.studies._report import DOCS_BEGIN, DOCS_END, md_table, render, write_docs
+from mtcabench.studies._results import ResultStore, SpanResult, StudyResult
+from mtcabench.studies._studies import (
+    RESULTS,
+    STAGES,
+    chosen_k,
+    load_gold,
+    missing,
+    run_plan,
+    write_tables,
+)
 from mtcabench.studies._shares import (
     AGGREGATES,
     CACHE_FORMAT,
@@ -83,20 +102,27 @@ from mtcabench.studies._shares import (
 from mtcabench.studies._split import (
     DEV_BUCKETS,
     GOLD_DECIDED_AT,
+    SPLITS,
     TEST_BUCKETS,
+    TRAIN_BUCKETS,
     TRIALS,
     build_gold,
     by_conversation,
     describe,
     split_of,
 )
+from mtcabench.studies._units import FLOOR, Models, RunSummary, SearchPoint, Unit, run_units
 
 __all__ = [
     "AGGREGATES", "CACHE_FORMAT", "DEFAULT_MODEL", "DEFAULT_SCORER", "DEV_BUCKETS", "DOCS_BEGIN",
-    "DOCS_END", "GOLD_DECIDED_AT", "GRID", "PLATEAU", "TEST_BUCKETS", "TRIALS", "Point",
-    "Scores", "ShareTables", "all_shares", "best_edge_f1", "build_gold", "by_conversation",
-    "choose", "compute_shares", "default_point", "describe", "evaluate_point", "floor_scores",
-    "load_cache", "md_table", "objective", "parameter_study", "render", "replay", "run_grid",
+    "DOCS_END", "FLOOR", "GOLD_DECIDED_AT", "GRID", "PLATEAU", "RESULTS", "SPLITS", "STAGES",
+    "TEST_BUCKETS", "TRAIN_BUCKETS", "TRIALS", "Models", "Point", "ResultStore", "RunSummary",
+    "SearchPoint",
+    "Scores", "ShareTables", "SpanResult", "StudyResult", "Unit", "all_shares",
+    "best_edge_f1", "build_gold", "by_conversation", "check_training_split", "choose",
+    "choose_k", "chosen_k", "compute_shares", "default_point", "describe", "evaluate_point",
+    "floor_scores", "load_cache", "load_gold", "md_table", "missing", "objective",
+    "parameter_study", "render", "replay", "run_grid", "run_plan", "run_units", "sample",
     "score_graphs", "score_test", "signature", "split_of", "to_entry", "write_docs",
-    "write_split_benchmark", "write_submission",
+    "write_split_benchmark", "write_tables", "write_submission",
 ]

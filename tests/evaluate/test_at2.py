@@ -24,13 +24,17 @@ def learned(loaded, sample_benchmark, tmp_path_factory):
     return out, result
 
 
-def test_learned_weights_fit_the_ablations_better_than_uniform(learned):
+def test_learned_weights_fit_the_ablations_better_than_uniform(learned, sample_benchmark):
     out, _ = learned
     w = load_weights(out)
     assert (w.num_layers, w.num_heads) == (30, 9) and w.model == "smollm2-135m-instruct"
     assert np.abs(np.array(w.weights)).sum() == pytest.approx(1.0)
     t = w.training
     assert t["conversations"] == 2 and t["heldout_conversations"] == 1 and t["masks"] == 6
+    # which conversations, by id: a study checks that none is one it tests on
+    assert len(t["conversation_ids"]) == 2 and len(t["heldout_conversation_ids"]) == 1
+    assert sorted(t["conversation_ids"] + t["heldout_conversation_ids"]) == sorted(
+        load_benchmark(sample_benchmark).conversations)
     assert t["queries"] > 5
     assert t["train_correlation_learned"] > t["train_correlation_uniform"]
     assert t["heldout_correlation_learned"] is not None

@@ -28,3 +28,26 @@ def test_flashtrace_scores_our_sentences_once_per_query(loaded):
     # the answer repeats the reservation id and the flight: their sentences lead
     top2 = {user[i] for i in np.argsort(-scores[0, user])[:2]}
     assert top2 == {user[0], user[2]}
+
+
+def test_flashtrace_multi_hop_setting_reaches_the_package(loaded):
+    from mtcabench.evaluate import SCORERS
+
+    settings_cls = SCORERS.get("peer-flashtrace").Settings
+    conv = Conversation(id="ft/2", source="test", domain="test", turns=[
+        Turn(index=0, role=Role.USER, content="The code is XK92PL. The gate is B12."),
+        Turn(index=1, role=Role.ASSISTANT, content="Code XK92PL, gate B12.")])
+    rendered = render_conversation(conv, loaded.tokenizer)
+    query = [Query("a", 1, 0, len(conv.turns[1].text))]
+    got = {}
+    for hops in (1, 3):
+        scorer = make_scorer("peer-flashtrace", TraceSettings(
+            scorers={"peer-flashtrace": settings_cls(hops=hops)}), loaded)
+        assert scorer.parameters()["hops"] == hops
+        got[hops], passes = scorer.score_conversation(loaded, rendered, query, [], [frozenset()])
+        assert passes == 1
+    user = [i for i, s in enumerate(rendered.sentences) if s.turn == 0]
+    assert np.isfinite(got[3][0, user]).all()
+    assert not np.allclose(got[1][0, user], got[3][0, user])  # the hops change the scores
+    with pytest.raises(ValueError, match="hops must be 0 to 16"):
+        settings_cls(hops=-1)

@@ -220,3 +220,33 @@ def test_bootstrap_in_blocks(monkeypatch):
         drawn = [scores[i] for i in draws[r]]
         assert fast[r] == pytest.approx(sum(s.edge_hits for s in drawn)
                                         / sum(s.edge_gold for s in drawn))
+
+
+def test_clustered_bootstrap_draws_whole_conversations():
+    from mtcabench.scoring.bootstrap import resampled_means
+
+    scores = random_scores(40, seed=3)
+    mat = m.span_matrix(scores)
+    # every span its own cluster: the plain bootstrap's draws exactly
+    plain = resampled_averages([mat], 100, row_rng(0, "c"))[0]["edge_f1"]["macro"]
+    alone = resampled_averages([mat], 100, row_rng(0, "c"), np.arange(40))[0]
+    assert np.array_equal(plain, alone["edge_f1"]["macro"])
+    # 4 conversations of 10 spans: a resample is a multiset of conversations, so its macro
+    # average weighs each drawn conversation's spans by how often it was drawn
+    clusters = np.repeat(["a", "b", "c", "d"], 10)
+    got = resampled_averages([mat], 200, row_rng(0, "c"), clusters)[0]["edge_f1"]["macro"]
+    f1 = mat[:, m.columns().index("edge_f1")]
+    draws = row_rng(0, "c").integers(0, 4, size=(200, 4))
+    for r in (0, 7, 199):
+        spans = np.concatenate([f1[10 * c: 10 * c + 10] for c in draws[r]])
+        assert got[r] == pytest.approx(spans.mean())
+    # per-span values of the studies' own (NaN: undefined, left out) get the same draws
+    values = np.where(np.arange(40) % 5 == 0, np.nan, f1)
+    mean = resampled_means([values], 200, row_rng(0, "c"), clusters)[0]
+    spans = np.concatenate([values[10 * c: 10 * c + 10] for c in draws[7]])
+    assert mean[7] == pytest.approx(np.nanmean(spans))
+    # clusters vary more than spans drawn alone when spans of one conversation agree
+    same = np.repeat(np.array([0.1, 0.9, 0.4, 0.6]), 10)
+    wide = resampled_means([same], 500, row_rng(0, "w"), clusters)[0]
+    narrow = resampled_means([same], 500, row_rng(0, "w"))[0]
+    assert interval(wide)[1] - interval(wide)[0] > 2 * (interval(narrow)[1] - interval(narrow)[0])

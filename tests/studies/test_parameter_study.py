@@ -24,11 +24,14 @@ def test_split_is_by_task_and_trial(study):
     assert study.split_of("taubench/airline/gpt-4o/task-45/trial-1") == "dev"
     assert study.split_of("taubench/airline/gpt-4o/task-45/trial-2") is None
     assert study.split_of("taubench/airline/gpt-4o/task-16/trial-0") == "test"
-    assert study.split_of("taubench/airline/gpt-4o/task-17/trial-0") is None
+    assert study.split_of("taubench/airline/gpt-4o/task-16/trial-2") is None
+    # The other tasks (2, 3, 4 mod 5) are the training split, every trial: weights only.
+    assert study.split_of("taubench/airline/gpt-4o/task-17/trial-0") == "train"
+    assert study.split_of("taubench/airline/gpt-4o/task-49/trial-3") == "train"
     # Without a task id: by the id's CRC-32, the same every time.
     other = [study.split_of(f"confetti/x/{i}") for i in range(50)]
     assert other == [study.split_of(f"confetti/x/{i}") for i in range(50)]
-    assert {"dev", "test", None} == set(other)
+    assert {"train", "dev", "test"} == set(other)
 
 
 def test_replayed_search_gives_traces_graphs(study, loaded, sample_benchmark, tmp_path):

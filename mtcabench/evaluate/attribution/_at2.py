@@ -258,6 +258,9 @@ def learn_weights(
         training={
             "conversations": len(train_c),
             "heldout_conversations": len(held_c),
+            # Which ones: a study checks that none of them is one it tests on.
+            "conversation_ids": [c.id for c in train_c],
+            "heldout_conversation_ids": [c.id for c in held_c],
             "queries": len(train),
             "masks": masks,
             "keep": keep,

@@ -1,0 +1,52 @@
+"""A study's model units (mtcabench.studies): the graphs a unit stores are trace's, its passes
+are the evaluator's count, and a resumed run loads no model (real model, the sample)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mtcabench.benchmark import load_benchmark
+from mtcabench.evaluate import AblationSettings, TraceSettings, load_attributor, trace_conversation
+from mtcabench.studies import Models, ResultStore, Unit, run_units
+
+pytestmark = pytest.mark.model
+
+
+class NoModel(Models):
+    def get(self, name):
+        raise AssertionError(f"the model {name} was loaded")
+
+
+@pytest.mark.parametrize("scorer, settings", [
+    ("avg-attention", TraceSettings()),
+    ("ablation", TraceSettings(seed=1, scorers={"ablation": AblationSettings(passes=4)})),
+])
+def test_units_store_traces_graphs_and_its_passes(loaded, sample_benchmark, tmp_path, scorer,
+                                                  settings):
+    bench = load_benchmark(sample_benchmark)
+    by_conv = bench.spans_by_conversation()
+    units = [Unit("test", "test", bench.conversations[c], tuple(by_conv[c]), scorer, "x",
+                  settings) for c in sorted(by_conv)]
+    store = ResultStore(tmp_path / "units")
+    summary = run_units(units, store, models=Models(loaded=loaded), log=lambda _: None,
+                        commit="abc")
+    assert summary.computed == 3
+    for unit, result in zip(units, summary.results):
+        # trace of the same conversation, the same settings (no evidence: the study stores
+        # edges, and evidence never changes which edges are chosen)
+        att = load_attributor(loaded, scorer, settings)
+        traced = trace_conversation(att, unit.conversation, list(unit.spans),
+                                    ["tokengeist", "flat"], settings)
+        assert result.forward_passes == traced.forward_passes > 0
+        for method in ("tokengeist", "flat"):
+            got = result.points["default"].methods[method]
+            for entry, span in zip(traced.entries[method], got):
+                assert span.span_id == entry.span_id
+                assert [(c, p) for c, p, _ in span.edges] == [(e.child, e.parent)
+                                                              for e in entry.edges]
+                for (*_, share), e in zip(span.edges, entry.edges):
+                    assert (share is None) == (e.score is None)
+                    assert share is None or share == pytest.approx(e.score, abs=1e-6)
+        assert result.queries >= len(unit.spans) and result.seconds > 0
+    again = run_units(units, store, models=NoModel(), log=lambda _: None, commit="abc")
+    assert (again.done, again.computed) == (3, 0)
