@@ -54,21 +54,21 @@ from mtcabench.model import EdgeKind, Role  # noqa: E402
 from mtcabench.results.metrics import score_span  # noqa: E402
 from mtcabench.files import atomic_write  # noqa: E402
 from mtcabench.studies import (  # noqa: E402
+    RESULTS,
+    SINK,
+    PointResult,
     ResultStore,
     StudyResult,
     build_gold,
     by_conversation,
-    split_of,
-    write_tables,
-)
-from mtcabench.studies._results import (  # noqa: E402
-    PointResult,
+    code_commit,
     conversation_fingerprint,
     digest,
     gold_fingerprint,
+    rounded,
+    split_of,
+    write_tables,
 )
-from mtcabench.studies._studies import RESULTS, SINK  # noqa: E402
-from mtcabench.studies._units import code_commit  # noqa: E402
 
 DEFAULT_OUT = ROOT / "runs" / "sink-study"
 _OLD_BOUNDARY = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -275,7 +275,6 @@ def span_results(bench, spans, graphs) -> list:
     to the system turn, as a result file holds them."""
     from mtcabench.results.metrics import columns, span_matrix
     from mtcabench.studies import SpanResult
-    from mtcabench.studies._results import rounded
 
     out = []
     for s in spans:

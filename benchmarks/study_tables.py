@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
 
 from mtcabench.studies import RESULTS, write_tables  # noqa: E402
-from mtcabench.studies._studies import FIGURE  # noqa: E402
+from mtcabench.studies import FIGURE  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -28,9 +28,7 @@ from tests.support.paths import taubench_airline_path  # noqa: E402
 
 from mtcabench.evaluate import Tokengeist, load_model, render_conversation  # noqa: E402
 from mtcabench.studies import Models, ResultStore, load_gold, run_units  # noqa: E402
-from mtcabench.studies import _plan as plan  # noqa: E402
-from mtcabench.studies._plan import curve_units  # noqa: E402
-from mtcabench.studies._studies import comparison_units  # noqa: E402
+from mtcabench.studies import comparison_units, curve_units, plan  # noqa: E402
 
 
 def tokens(loaded, unit) -> int:

@@ -78,13 +78,26 @@ from mtcabench.studies._parameter import (
     write_split_benchmark,
     write_submission,
 )
-from mtcabench.studies._plan import check_training_split, choose_k, sample
+from mtcabench.studies import _plan as plan  # the plan's rows and samples, for the scripts
+from mtcabench.studies._plan import check_training_split, choose_k, curve_units, sample
 from mtcabench.studies._report import DOCS_BEGIN, DOCS_END, md_table, render, write_docs
-from mtcabench.studies._results import ResultStore, SpanResult, StudyResult
+from mtcabench.studies._results import (
+    PointResult,
+    ResultStore,
+    SpanResult,
+    StudyResult,
+    conversation_fingerprint,
+    digest,
+    gold_fingerprint,
+    rounded,
+)
 from mtcabench.studies._studies import (
+    FIGURE,
     RESULTS,
+    SINK,
     STAGES,
     chosen_k,
+    comparison_units,
     load_gold,
     missing,
     run_plan,
@@ -111,18 +124,27 @@ from mtcabench.studies._split import (
     describe,
     split_of,
 )
-from mtcabench.studies._units import FLOOR, Models, RunSummary, SearchPoint, Unit, run_units
+from mtcabench.studies._units import (
+    FLOOR,
+    Models,
+    RunSummary,
+    SearchPoint,
+    Unit,
+    code_commit,
+    run_units,
+)
 
 __all__ = [
     "AGGREGATES", "CACHE_FORMAT", "DEFAULT_MODEL", "DEFAULT_SCORER", "DEV_BUCKETS", "DOCS_BEGIN",
-    "DOCS_END", "FLOOR", "GOLD_DECIDED_AT", "GRID", "PLATEAU", "RESULTS", "SPLITS", "STAGES",
-    "TEST_BUCKETS", "TRAIN_BUCKETS", "TRIALS", "Models", "Point", "ResultStore", "RunSummary",
+    "DOCS_END", "FIGURE", "FLOOR", "GOLD_DECIDED_AT", "GRID", "PLATEAU", "RESULTS", "SINK", "SPLITS", "STAGES",
+    "TEST_BUCKETS", "TRAIN_BUCKETS", "TRIALS", "Models", "Point", "PointResult", "ResultStore", "RunSummary",
     "SearchPoint",
     "Scores", "ShareTables", "SpanResult", "StudyResult", "Unit", "all_shares",
     "best_edge_f1", "build_gold", "by_conversation", "check_training_split", "choose",
-    "choose_k", "chosen_k", "compute_shares", "default_point", "describe", "evaluate_point",
+    "choose_k", "chosen_k", "code_commit", "comparison_units",
+    "conversation_fingerprint", "curve_units", "digest", "gold_fingerprint", "compute_shares", "default_point", "describe", "evaluate_point",
     "floor_scores", "load_cache", "load_gold", "md_table", "missing", "objective",
-    "parameter_study", "render", "replay", "run_grid", "run_plan", "run_units", "sample",
+    "parameter_study", "plan", "render", "replay", "rounded", "run_grid", "run_plan", "run_units", "sample",
     "score_graphs", "score_test", "signature", "split_of", "to_entry", "write_docs",
     "write_split_benchmark", "write_tables", "write_submission",
 ]

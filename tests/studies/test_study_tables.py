@@ -16,7 +16,7 @@ import pytest
 
 from mtcabench.results.metrics import columns
 from mtcabench.studies import ResultStore, check_training_split, choose_k, split_of, write_tables
-from mtcabench.studies._studies import MARKERS
+from mtcabench.studies._studies import MARKERS, RESULTS
 from tests.support import study_results
 from tests.support.paths import ROOT
 
@@ -189,7 +189,7 @@ def test_the_peers_stages_refuse_weights_learned_outside_training(results):
     for stage in ("dev", "tune", "test"):
         with pytest.raises(ValueError, match=r"task-1/trial-0 \(test\)"):
             run_plan([stage], results, None, log=lambda _: None)
-    for path in sorted((ROOT / "benchmarks" / "results").rglob(WEIGHTS)):
+    for path in sorted((ROOT / RESULTS).rglob(WEIGHTS)):
         assert all(split_of(c) == "train" for c in check_training_split(path))
 
 
