@@ -28,6 +28,8 @@ BREAKDOWNS: dict[str, str] = {
     "dependency_type": "dependency type",
     "source": "source dataset",
     "depth": "gold depth",
+    "domain": "domain",
+    "agent_model": "agent model",
     "origin": "origin",
     "origin_hallucination": "origin and kind",
 }
@@ -51,9 +53,9 @@ class MetricEstimates(_Model):
 class ReportRow(_Model):
     """One group of spans: overall, or one dependency type, source dataset or gold depth."""
 
-    breakdown: str = Field(description="overall, dependency_type, source, depth, or (where "
-                           "the benchmark holds counterfactual spans) origin and "
-                           "origin_hallucination.")
+    breakdown: str = Field(description="overall, dependency_type, source, depth; domain and "
+                           "agent_model where the benchmark holds more than one; origin and "
+                           "origin_hallucination where it holds counterfactual spans.")
     group: str = Field(description="The group's value, e.g. 'chained' or '3'; 'all' overall.")
     spans: int = Field(description="Benchmark spans in the group.")
     missing: int = Field(description="Of which absent from the submission or skipped (scored empty).")

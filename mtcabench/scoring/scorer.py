@@ -166,9 +166,11 @@ def floor_reports(
     return out
 
 
-def groups(spans: list[BenchmarkSpan]) -> list[Group]:
-    """The report's rows: overall, then by dependency type, source dataset and gold depth,
-    and by origin (real, counterfactual) when the benchmark holds counterfactual spans."""
+def groups(spans: list[BenchmarkSpan], agents: list[str | None] | None = None) -> list[Group]:
+    """The report's rows: overall, then by dependency type, source dataset and gold depth;
+    by domain and by agent model (``agents``: each span's conversation's agent model) when
+    the benchmark holds more than one of them; and by origin (real, counterfactual) when the
+    benchmark holds counterfactual spans."""
     out = [Group("overall", "all", np.arange(len(spans)))]
 
     def by(breakdown: str, value_of, order) -> None:
@@ -182,6 +184,13 @@ def groups(spans: list[BenchmarkSpan]) -> list[Group]:
        lambda v: types.index(DependencyType(v)))
     by("source", lambda s: s.source, str)
     by("depth", lambda s: s.depth, int)
+    # Only where there is more than one: a one-domain, one-agent benchmark's reports are what
+    # they were, and a single row would repeat the overall one.
+    if len({s.domain for s in spans}) > 1:
+        by("domain", lambda s: s.domain, str)
+    if agents is not None and len(set(agents)) > 1:
+        agent_of = {s.id: a or "unknown" for s, a in zip(spans, agents)}
+        by("agent_model", lambda s: agent_of[s.id], str)
     if any(s.origin is SpanOrigin.COUNTERFACTUAL for s in spans):
         # Real and counterfactual spans apart, every metric (hallucinated-source recall
         # included), and the hallucinations of each origin apart from its other spans. Only
@@ -254,7 +263,8 @@ def _reports(
     rows: list[list[ReportRow]] = [[] for _ in scored]
     compared: list[ComparisonRow] = []
     hal = scored[0].matrix[:, columns().index("hallucination")]
-    for g in groups(benchmark.spans):
+    agents = [benchmark.conversation_of(s).agent_model for s in benchmark.spans]
+    for g in groups(benchmark.spans, agents):
         mats = [s.matrix[g.indices] for s in scored]
         points = [point(m) for m in mats]
         if resamples:
