@@ -95,6 +95,8 @@ def test_the_real_run_opens_filters_and_opens_a_span(real_view, browser):
     page, errors = _open(browser, release / "view")
     count = lambda: page.inner_text("#count")  # noqa: E731
     assert count() == f"{n} of {n} spans" and n == 4444  # 4,116 real, 328 counterfactual
+    # One domain, one agent: no facet to choose from.
+    assert not page.is_visible("#f-domain") and not page.is_visible("#f-agent")
 
     page.select_option("#f-type", "chained")
     assert count() == f"{sum(s.dependency_type.value == 'chained' for s in bench.spans)} of {n} spans"
@@ -204,5 +206,45 @@ def test_no_text_from_the_data_becomes_markup_or_script(tmp_path, browser):
     assert "<b>d</b>" in page.inner_text("#span")
     assert page.evaluate("window.PWNED") is None
     assert page.locator("img, script:not([src]), b:text-is('d')").count() == 0
+    assert not errors
+    page.close()
+
+
+def _one_span_conversation(cid: str, domain: str, agent: str | None):
+    conv = Conversation(id=cid, source="tau2", domain=domain, agent_model=agent, turns=[
+        Turn(index=0, role=Role.USER, content="my order is #W1234567"),
+        Turn(index=1, role=Role.ASSISTANT, content="order #W1234567 found")])
+    target = TargetSpan(turn=1, start=6, end=15, text="#W1234567")
+    span = BenchmarkSpan(
+        id=span_id(conv.id, target), conversation_id=conv.id, source="tau2", domain=domain,
+        span=target, dependency_type=DependencyType.DIRECT, depth=1, sources=[0],
+        graph=ProvenanceGraph(target=1, nodes=[0, 1], edges=[Edge(child=1, parent=0)]),
+        decision_source=DecisionSource.AUTO, verdict=Verdict.ACCEPT)
+    return conv, span
+
+
+def test_domain_and_agent_facets_filter_the_spans(tmp_path, browser):
+    made = [_one_span_conversation(f"tau2/{d}/{a}/{i}", d, a) for i, (d, a) in enumerate([
+        ("airline", "gpt-4o"), ("retail", "gpt-4o"), ("retail", "o3"), ("telecom", None)])]
+    folder = tmp_path / "bench"
+    folder.mkdir()
+    write_records(folder / "conversations.jsonl", [c for c, _ in made])
+    write_records(folder / "spans.jsonl", [s for _, s in made])
+    sub = tmp_path / "sub.jsonl"
+    sub.write_text(json.dumps({"kind": "submission", "method": "m"}) + "\n", encoding="utf-8")
+    invoke("view", "--benchmark", folder, sub, "--out", tmp_path / "view")
+    page, errors = _open(browser, tmp_path / "view")
+    count = lambda: page.inner_text("#count")  # noqa: E731
+    assert page.is_visible("#f-domain") and page.is_visible("#f-agent")
+    assert page.eval_on_selector_all("#f-agent option", "os => os.map(o => o.value)") == [
+        "", "gpt-4o", "o3", "unknown"]
+    page.select_option("#f-domain", "retail")
+    assert count() == "2 of 4 spans"
+    page.select_option("#f-agent", "o3")
+    assert count() == "1 of 4 spans"
+    assert page.eval_on_selector("#spacer .row", "r => r.dataset.span") == made[2][1].id
+    page.select_option("#f-domain", "")
+    page.select_option("#f-agent", "unknown")
+    assert count() == "1 of 4 spans"
     assert not errors
     page.close()

@@ -56,6 +56,7 @@ def view_data(benchmark: Benchmark, submissions: Sequence[str | Path]) -> dict:
         conv = benchmark.conversations[span.conversation_id]
         conv_index[conv.id] = len(conversations)
         conversations.append({"id": conv.id, "source": conv.source, "domain": conv.domain,
+                              "agent": conv.agent_model or "unknown",
                               "turns": [[t.role.value, text_id(t.text)] for t in conv.turns]})
     def units(span, turn: int, offset: int) -> int:
         # Offsets reach the page in UTF-16 code units, as JavaScript slices strings.

@@ -73,11 +73,17 @@
     type.append(option("", "all types"), ...D.types.map((t) => option(t, t)));
     const depths = [...new Set(D.spans.map((s) => s.depth))].sort((a, b) => a - b);
     $("f-depth").append(option("", "all depths"), ...depths.map((d) => option(String(d), "depth " + d)));
+    // Facets of the conversations: shown where the run holds more than one value.
+    for (const [id, key, all] of [["f-domain", "domain", "all domains"], ["f-agent", "agent", "all agent models"]]) {
+      const values = [...new Set(D.conversations.map((c) => c[key]))].sort();
+      $(id).append(option("", all), ...values.map((v) => option(v, v)));
+      $(id).hidden = values.length < 2;
+    }
     $("f-method").append(option("all", "every method"),
       ...D.methods.map((m, k) => option(String(k), m.label)));
     $("f-disagree").disabled = M < 2;
     $("filters").addEventListener("submit", (e) => e.preventDefault());
-    for (const id of ["f-type", "f-depth", "f-method", "f-outcome", "f-disagree", "f-id"]) {
+    for (const id of ["f-type", "f-depth", "f-domain", "f-agent", "f-method", "f-outcome", "f-disagree", "f-id"]) {
       $(id).addEventListener(id === "f-id" ? "input" : "change", applyFilters);
     }
     const head = $("head");
@@ -114,6 +120,8 @@
     const f0 = performance.now();
     const type = $("f-type").value;
     const depth = $("f-depth").value === "" ? null : Number($("f-depth").value);
+    const domain = $("f-domain").value;
+    const agent = $("f-agent").value;
     const method = $("f-method").value;
     const outcome = $("f-outcome").value;
     const onlyDisagree = $("f-disagree").checked;
@@ -124,6 +132,8 @@
       const s = D.spans[i];
       if (type && s.type !== type) continue;
       if (depth !== null && s.depth !== depth) continue;
+      if (domain && D.conversations[s.conv].domain !== domain) continue;
+      if (agent && D.conversations[s.conv].agent !== agent) continue;
       if (onlyDisagree && !disagree[i]) continue;
       if (outcome) {
         const [on, what] = outcome.split("-");
