@@ -34,6 +34,7 @@ from mtcabench.files import (
     derived_name,
     fit_name,
     input_file,
+    node_kind,
     os_error,
     stop_signals_unwind,
 )
@@ -42,7 +43,7 @@ from mtcabench.redact import scrubber
 
 __all__ = [  # the writer discipline, re-exported for the stages that read and write records
     "NAME_MAX", "all_or_nothing", "atomic_write", "check_output_path", "claim_output",
-    "derived_name", "fit_name", "input_file", "stop_signals_unwind",
+    "derived_name", "fit_name", "input_file", "node_kind", "stop_signals_unwind",
 ]
 
 R = TypeVar("R", bound=Record)

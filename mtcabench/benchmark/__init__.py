@@ -15,6 +15,7 @@ the scorer read it, and it imports none of them. Importing it is cheap; ``datase
 """
 
 from mtcabench.benchmark._benchmark import Benchmark, load_jsonl_benchmark, origin_paths
+from mtcabench.benchmark._check import check_release
 from mtcabench.benchmark._checksums import (
     TOOL_ENTRIES,
     ignored_entries,
@@ -55,6 +56,7 @@ __all__ = [
     "Benchmark",
     "ConfigFiles",
     "ReleaseManifest",
+    "check_release",
     "download_release",
     "ignored_entries",
     "is_release_folder",

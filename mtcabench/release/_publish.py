@@ -17,11 +17,10 @@ from pathlib import Path
 from mtcabench._version import __version__
 from mtcabench.benchmark import (
     CHECKSUMS_NAME,
+    check_release,
     ignored_entries,
     read_checksums,
-    read_manifest,
     release_files,
-    verify_checksums,
 )
 from mtcabench.benchmark.hub import first_line, parse_hub_id, transport_errors
 from mtcabench.errors import InputError, ServiceError
@@ -69,12 +68,12 @@ def plan_publish(folder: str | Path, repo_id: str) -> PublishPlan:
     folder = Path(folder)
     if parse_hub_id(repo_id) is None or "@" in repo_id:
         raise InputError(f"--repo-id {repo_id!r}: expected ORG/NAME (e.g. my-org/mtcabench)")
-    manifest = read_manifest(folder)
-    problems = verify_checksums(folder)
-    if problems:
-        raise InputError(f"{folder}: the release is not as built ({CHECKSUMS_NAME}): "
-                         + "; ".join(problems[:5]) + "; rebuild it with `mtcabench release "
-                         "build --force` rather than editing files")
+    manifest, problems = check_release(folder)
+    if problems or manifest is None:
+        more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+        raise InputError(f"{folder}: the release is not as built ({CHECKSUMS_NAME}, "
+                         "release.json): " + "; ".join(problems[:5]) + more + "; rebuild it "
+                         "with `mtcabench release build --force` rather than editing files")
     sums = read_checksums(folder)
     # Every file is uploaded: verify refused hidden files and links out of the folder, and
     # what a Hub download adds (TOOL_ENTRIES) is listed as not uploaded.
