@@ -17,6 +17,7 @@ from pathlib import Path
 from mtcabench._version import __version__
 from mtcabench.benchmark import (
     CHECKSUMS_NAME,
+    ReleaseManifest,
     check_release,
     ignored_entries,
     read_checksums,
@@ -24,7 +25,9 @@ from mtcabench.benchmark import (
 )
 from mtcabench.benchmark.hub import first_line, parse_hub_id, transport_errors
 from mtcabench.errors import InputError, ServiceError
+from mtcabench.io import JSONError, loads
 from mtcabench.redact import register_secret
+from mtcabench.release._validate import credential_problem
 
 #: Files of the Hub repository that are not part of a release and must not be deleted.
 _KEEP_REMOTE = {".gitattributes"}
@@ -74,6 +77,7 @@ def plan_publish(folder: str | Path, repo_id: str) -> PublishPlan:
         raise InputError(f"{folder}: the release is not as built ({CHECKSUMS_NAME}, "
                          "release.json): " + "; ".join(problems[:5]) + more + "; rebuild it "
                          "with `mtcabench release build --force` rather than editing files")
+    _refuse_credentials(folder, manifest)
     sums = read_checksums(folder)
     # Every file is uploaded: verify refused hidden files and links out of the folder, and
     # what a Hub download adds (TOOL_ENTRIES) is listed as not uploaded.
@@ -90,6 +94,26 @@ def plan_publish(folder: str | Path, repo_id: str) -> PublishPlan:
                        commit_message=f"Release MTCABench {manifest.version}",
                        commit_description=description, tag=manifest.version,
                        ignored=ignored_entries(folder))
+
+
+def _refuse_credentials(folder: Path, manifest: ReleaseManifest) -> None:
+    """Refuse a release whose conversations table holds a credential in a conversation's
+    metadata (a folder built by an older version, or from a conversations file that kept a
+    run's settings), naming the file and the conversation: the check ``release build`` runs,
+    on what would be uploaded."""
+    import pyarrow.parquet as pq
+
+    files = sorted({f for c in manifest.configs if c.table == "conversations" for f in c.files})
+    for rel in files:
+        table = pq.read_table(folder / rel, columns=["id", "metadata"])
+        for cid, text in zip(table.column("id").to_pylist(),
+                             table.column("metadata").to_pylist()):
+            try:
+                metadata = loads(text) if text else {}
+            except JSONError:
+                metadata = text  # not JSON: its text is checked as it is
+            if (why := credential_problem(metadata)) is not None:
+                raise InputError(f"{folder / rel}: conversation {cid}: {why}") from None
 
 
 def hf_token() -> str:

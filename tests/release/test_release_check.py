@@ -173,3 +173,62 @@ def test_paths_out_of_the_folder_in_the_checksum_file_are_named(built):
     assert problems == ["CHECKSUMS.sha256 lists ../outside.txt: not a path inside the release "
                         "folder (absolute, or with '..', '.' or an empty part); a release names "
                         "its files relative to its folder: rebuild it"]
+
+
+# ------------------------------------------------------------------ credentials in metadata
+
+KEY = "sk-proj-" + "Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7" * 2
+
+
+def _with_metadata(reviews, tmp_path, metadata):
+    convs = reviews.sample_conversations()
+    s1 = convs[reviews.S1]
+    convs[reviews.S1] = s1.model_copy(update={"metadata": {**s1.metadata, **metadata}})
+    path = tmp_path / "conversations-old.jsonl"
+    from mtcabench.io import write_records
+
+    write_records(path, convs.values())
+    return path
+
+
+@pytest.mark.parametrize("metadata, field", [
+    ({"info": {"api_key": "abc123-not-a-shape"}}, "metadata.info.api_key"),
+    ({"info": {"llm_args": {"headers": ["Authorization: Bearer abcdefghijklmnop"]}}},
+     "metadata.info.llm_args.headers[0]"),
+    ({"info": {"note": KEY}}, "metadata.info.note"),
+    ({"HF_TOKEN": "x"}, "metadata.HF_TOKEN"),
+    ({"endpoint": "https://user:hunter2hunter2@llm.example/v1"}, "metadata.endpoint"),
+])
+def test_build_refuses_a_credential_in_a_released_conversations_metadata(
+        sample_inputs, reviews, tmp_path, metadata, field):
+    convs = _with_metadata(reviews, tmp_path, metadata)
+    res = invoke("release", "build", "--version", "1.0.0", "--reviewed",
+                 sample_inputs["reviewed"], "--conversations", convs,
+                 "--out", sample_inputs["out"])
+    assert res.exit_code == ExitCode.INVALID, res.output
+    assert f"{reviews.S1}: [no-credentials] {field} looks like a credential" in res.output
+    assert KEY not in res.output and "hunter2" not in res.output
+    assert not sample_inputs["out"].exists()
+
+
+def test_counts_and_ordinary_metadata_are_no_credentials(sample_inputs, reviews, tmp_path):
+    convs = _with_metadata(reviews, tmp_path, {"max_tokens": 512, "token_count": 9,
+                                               "reward": 1.0, "origin": {"file": "a.json"}})
+    built = build_release("1.0.0", sample_inputs["reviewed"], convs, out=sample_inputs["out"])
+    assert built.folder.is_dir()
+
+
+def test_publish_refuses_a_release_holding_a_credential_dry_run_included(
+        sample_inputs, reviews, tmp_path, monkeypatch):
+    # A folder built before the check (here: the check bypassed) still holds the field.
+    import mtcabench.release._build as build_module
+
+    monkeypatch.setattr(build_module, "credential_violations", lambda convs: [])
+    convs = _with_metadata(reviews, tmp_path, {"info": {"password": "pw", "note": KEY}})
+    built = build_release("1.0.0", sample_inputs["reviewed"], convs, out=sample_inputs["out"])
+    assert check_release(built.folder)[1] == []  # intact as built: only the data is refused
+    res = invoke("release", "publish", built.folder, "--repo-id", "o/n", "--dry-run")
+    assert res.exit_code == ExitCode.BAD_INPUT, res.output
+    assert CONVS in res.output and f"conversation {reviews.S1}" in res.output
+    assert "metadata.info.note, metadata.info.password look like a credential" in res.output
+    assert KEY not in res.output and "would upload" not in res.output
