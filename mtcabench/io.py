@@ -134,6 +134,23 @@ def seed_problem(seed: Any) -> str | None:
     return None
 
 
+#: The most bootstrap resamples a run draws: 100 times the default (1,000), whose 95%
+#: intervals already move by well under a point between seeds. Every resample of every report
+#: row keeps one average per metric in memory, so an unbounded count (``--resamples
+#: 1000000000``) ran the machine out of memory after minutes of drawing.
+MAX_RESAMPLES = 100_000
+
+
+def resamples_problem(resamples: Any) -> str | None:
+    """Why ``resamples`` is no resample count, else None. The one check of every
+    ``--resamples``, made before any input is read."""
+    if isinstance(resamples, bool) or not isinstance(resamples, int) or \
+            not 0 <= resamples <= MAX_RESAMPLES:
+        return (f"resamples must be 0 or more (0: no intervals) and at most {MAX_RESAMPLES:,} "
+                f"(intervals stop changing long before), got {resamples!r}")
+    return None
+
+
 def ascii_int(text: Any, max_digits: int = 18) -> int | None:
     """A non-negative integer written in ASCII digits in a file or an option (a turn, an
     index, a project id, nanoseconds), else None. ``str.isdigit`` alone is not enough:

@@ -184,6 +184,20 @@ def test_bad_options(bench, submissions, tmp_path):
     assert_one_clear_line(res, "--seed must be 0 or more")
 
 
+def test_a_resample_count_past_the_bound_is_refused_before_anything_is_read(
+        submissions, tmp_path, monkeypatch):
+    # It used to draw for minutes and then run out of memory, blaming "an input". Refused up
+    # front: the benchmark is not even read (here it does not exist).
+    import mtcabench.scoring.run as run_module
+
+    monkeypatch.setattr(run_module, "as_benchmark", lambda b: pytest.fail("benchmark read"))
+    res = runner.invoke(app, ["score", str(submissions[0]), "-b", str(tmp_path / "none"),
+                              "--resamples", "1000000000", "-o", str(tmp_path / "out")])
+    assert_one_clear_line(res, "--resamples must be 0 or more (0: no intervals) and at most "
+                          "100,000", "got 1000000000")
+    assert not (tmp_path / "out").exists()
+
+
 def test_show_unknown_span_suggests_close_ids(bench, tmp_path):
     folder, ids = bench
     typo = ids["s3-time"].replace("62-70", "62-71")
