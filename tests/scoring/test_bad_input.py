@@ -133,6 +133,19 @@ def test_score_report_as_submission(bench, submissions, tmp_path):
     assert_one_clear_line(res, "flat.score.json", "this is a score report", "JSON Lines")
 
 
+def test_explain_json_as_submission(bench, tmp_path):
+    from mtcabench.model import ExplanationRecord
+
+    sub = tmp_path / "explain.json"  # as `mtcabench explain` writes it: the record, indented
+    sub.write_text(json.dumps(ExplanationRecord(conversation="c1").model_dump(mode="json"),
+                              indent=1), encoding="utf-8")
+    res = score(sub, bench[0], tmp_path / "out")
+    out = assert_one_clear_line(res, "explain.json: this is an explanation written by "
+                                "`mtcabench explain`", "not a submission; score reads a "
+                                "submission: JSON Lines")
+    assert "a JSON dict" not in out
+
+
 def test_json_document_as_submission(bench, tmp_path):
     sub = tmp_path / "sub.json"
     sub.write_text(json.dumps([{"span_id": "x", "edges": []}], indent=2), encoding="utf-8")
