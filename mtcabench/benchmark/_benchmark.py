@@ -82,7 +82,10 @@ def same_origin(a: str, b: str) -> bool:
         if ha is None or hb is None or ha[0] != hb[0]:
             return False
         return ha[1] is None or hb[1] is None or ha[1] == hb[1]
-    pa, pb = Path(os.path.realpath(a)), Path(os.path.realpath(b))
+    try:
+        pa, pb = Path(os.path.realpath(a)), Path(os.path.realpath(b))
+    except ValueError:  # a NUL character: no path (a header's text is the user's)
+        return a == b
     if pa == pb:
         return True
     for rel, full in ((Path(a), pb), (Path(b), pa)):

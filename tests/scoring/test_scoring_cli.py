@@ -249,6 +249,7 @@ def test_outsider_submission_without_header(bench, tmp_path):
 @pytest.mark.parametrize("named, warned", [
     ("release/0.9.0", True),  # another folder (one that is not here either)
     ("hf://datasets/org/mtcabench@1.0.0", True),  # a Hub dataset
+    ("bench\u0000", True),  # no path at all (a NUL character)
     (None, False),  # the same folder, as given
     ("..", False),  # the same folder, by another spelling (resolved in the test)
 ])
@@ -271,7 +272,9 @@ def test_a_header_naming_another_benchmark_is_a_warning(bench, tmp_path, named, 
     if warned:
         assert codes == ["other-benchmark"]
         assert report.warnings[0].examples == [f"header: {named}; scored against: {folder}"]
-        assert f"other-benchmark x1 (header: {named}; scored against:" in \
-            " ".join(res.output.split())
+        shown = " ".join(res.output.split())
+        assert "other-benchmark x1 (header: " in shown and "\x00" not in shown
+        if named.isprintable():
+            assert f"other-benchmark x1 (header: {named}; scored against:" in shown
     else:
         assert codes == [] and "other-benchmark" not in res.output
