@@ -101,11 +101,17 @@ def _refuse_credentials(folder: Path, manifest: ReleaseManifest) -> None:
     metadata (a folder built by an older version, or from a conversations file that kept a
     run's settings), naming the file and the conversation: the check ``release build`` runs,
     on what would be uploaded."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     files = sorted({f for c in manifest.configs if c.table == "conversations" for f in c.files})
     for rel in files:
-        table = pq.read_table(folder / rel, columns=["id", "metadata"])
+        try:
+            table = pq.read_table(folder / rel, columns=["id", "metadata"])
+        except (OSError, KeyError, pa.ArrowException) as exc:
+            raise InputError(f"{folder / rel}: not a conversations table this mtcabench reads "
+                             f"(no id and metadata columns: {first_line(exc)}); rebuild the "
+                             "release with `mtcabench release build --force`") from None
         for cid, text in zip(table.column("id").to_pylist(),
                              table.column("metadata").to_pylist()):
             try:

@@ -232,3 +232,20 @@ def test_publish_refuses_a_release_holding_a_credential_dry_run_included(
     assert CONVS in res.output and f"conversation {reviews.S1}" in res.output
     assert "metadata.info.note, metadata.info.password look like a credential" in res.output
     assert KEY not in res.output and "would upload" not in res.output
+
+
+def test_publish_names_a_conversations_table_without_metadata(built):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    # An older layout (or another tool's table), its checksums rewritten to match.
+    pq.write_table(pa.table({"id": ["c1"]}), built.folder / CONVS)
+    relist(built.folder, CONVS)
+    manifest = json.loads((built.folder / "release.json").read_text())
+    for c in manifest["configs"]:
+        if c["table"] == "conversations":
+            c["rows"] = 1
+    (built.folder / "release.json").write_text(json.dumps(manifest))
+    relist(built.folder, "release.json")
+    with pytest.raises(InputError, match=re.escape(CONVS) + ": not a conversations table"):
+        plan_publish(built.folder, "o/n")
