@@ -48,8 +48,9 @@ def invoke(*args):
 
 def one_line_error(res, code):
     assert res.exit_code == code, res.output
-    assert "Traceback" not in res.output and res.exception is None or \
-        isinstance(res.exception, SystemExit), res.output
+    assert "Traceback" not in res.output, res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.output
+    assert len([x for x in res.output.splitlines() if x.startswith("error:")]) == 1, res.output
 
 
 def test_a_zero_byte_data_file_the_checksums_list_is_refused_by_all_three(built, sample_inputs,
