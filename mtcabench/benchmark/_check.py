@@ -8,8 +8,10 @@ checksum file are not even read when they are a link out or a FIFO), then every 
 checked against the checksum file, then every data file release.json names is checked
 against what release.json says of it: a path inside the folder, listed in the checksum file,
 a Parquet file (a zero-byte or cut file is named here, not deep in ``datasets``), holding
-the number of rows release.json gives its config. The card (README.md) is covered by its
-checksum, and the loader does not read its configs: it reads the files release.json names.
+the number of rows release.json gives its config; and the card's (README.md) ``configs``
+name the same configs with the same files as release.json, since ``datasets.load_dataset``
+and the Hub read the card's. The loader itself does not read the card's configs: it reads the
+files release.json names.
 """
 
 from __future__ import annotations
@@ -22,7 +24,14 @@ from mtcabench.benchmark._checksums import (
     unsafe_to_read,
     verify_checksums,
 )
-from mtcabench.benchmark._manifest import CHECKSUMS_NAME, MANIFEST_NAME, ReleaseManifest, read_manifest
+from mtcabench.benchmark._manifest import (
+    CARD_NAME,
+    CHECKSUMS_NAME,
+    MANIFEST_NAME,
+    SPLIT,
+    ReleaseManifest,
+    read_manifest,
+)
 
 #: The configs every release has: the loader reads these two.
 REQUIRED_CONFIGS = ("spans", "conversations")
@@ -39,7 +48,8 @@ def check_release(folder: str | Path) -> tuple[ReleaseManifest | None, list[str]
     if unsafe_to_read(problems):
         return None, problems
     manifest = read_manifest(folder)
-    return manifest, problems + data_problems(folder, manifest, problems)
+    problems += data_problems(folder, manifest, problems)
+    return manifest, problems + card_problems(folder, manifest, problems)
 
 
 def data_problems(folder: Path, manifest: ReleaseManifest, found: list[str]) -> list[str]:
@@ -87,8 +97,69 @@ def _rows(folder: Path, rel: str, listed: dict[str, str], found: list[str],
         return pq.read_metadata(path).num_rows
     except (OSError, pa.ArrowException) as exc:
         size = path.stat().st_size
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        problems.append(f"{rel}: not a readable Parquet file ({size} bytes; {reason}); the "
+        problems.append(f"{rel}: not a readable Parquet file ({size} bytes; "
+                        f"{_first_line(exc)}); the "
                         "checksum file lists it as it is, so it was changed with its checksum: "
                         "download or rebuild the release")
         return None
+
+
+def card_problems(folder: Path, manifest: ReleaseManifest, found: list[str]) -> list[str]:
+    """Where the card's ``configs`` (its YAML header) contradict release.json's: a config one
+    has and the other not, or another list of files. ``found``: a card named there already
+    (missing, changed, a link out) is not read."""
+    path = folder / CARD_NAME
+    if any(p.startswith(f"{CARD_NAME}:") for p in found) or not path.is_file():
+        return []
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if not text.startswith("---"):
+        return [f"{CARD_NAME}: no YAML header, so no configs; `datasets` and the Hub read a "
+                "release's configs from it: rebuild the release"]
+    from huggingface_hub import DatasetCard
+
+    try:
+        configs = DatasetCard(text).data.to_dict().get("configs") or []
+    except Exception as exc:
+        # The card's YAML is parsed by PyYAML inside huggingface_hub: its errors are not
+        # ValueErrors, and PyYAML is not ours to import. Anything else is a bug, re-raised.
+        if not isinstance(exc, ValueError) and not type(exc).__module__.startswith("yaml"):
+            raise
+        return [f"{CARD_NAME}: its YAML header does not parse ({_first_line(exc)}); rebuild "
+                "the release"]
+    card: dict[str, list[str] | None] = {}
+    for config in configs if isinstance(configs, list) else []:
+        if isinstance(config, dict) and isinstance(config.get("config_name"), str):
+            card[config["config_name"]] = _card_files(config.get("data_files"))
+    wanted = {c.name: sorted(c.files) for c in manifest.configs}
+    problems = []
+    for name in sorted(wanted.keys() | card.keys()):
+        if name not in card:
+            problems.append(f"{CARD_NAME}: no config {name!r}, which {MANIFEST_NAME} has")
+        elif name not in wanted:
+            problems.append(f"{CARD_NAME}: config {name!r}, which {MANIFEST_NAME} does not "
+                            "have")
+        elif card[name] != wanted[name]:
+            problems.append(f"{CARD_NAME}: config {name!r} names "
+                            f"{', '.join(card[name] or ['no file'])}; {MANIFEST_NAME} names "
+                            f"{', '.join(wanted[name])}")
+    if problems:
+        problems[-1] += ("; the card is not the one built with this release (`datasets` "
+                         "would read other files): rebuild the release")
+    return problems
+
+
+def _card_files(data_files: object) -> list[str] | None:
+    """The files of a card config's one split (``test``), sorted; None for any other shape."""
+    if not isinstance(data_files, list) or len(data_files) != 1 or \
+            not isinstance(data_files[0], dict) or data_files[0].get("split") != SPLIT:
+        return None
+    paths = data_files[0].get("path")
+    paths = [paths] if isinstance(paths, str) else paths
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+        return None
+    return sorted(paths)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -102,6 +102,42 @@ def test_the_loader_reads_the_files_release_json_names_not_the_cards(built, samp
     assert "NonMatchingSplitsSizesError" not in err.value.message
 
 
+def test_a_card_naming_other_files_is_refused_even_with_its_checksum_rewritten(built,
+                                                                             sample_inputs):
+    # The case: the card names other files and the checksum file was made to match.
+    # datasets (and the Hub) would read what the card names: verify refuses the contradiction.
+    other = "data/spans/other.parquet"
+    shutil.copyfile(built.folder / SPANS, built.folder / other)
+    card = built.folder / "README.md"
+    card.write_text(card.read_text().replace(f"    - {SPANS}\n", f"    - {other}\n", 1))
+    relist(built.folder, "README.md")
+    with (built.folder / "CHECKSUMS.sha256").open("a") as fh:
+        fh.write(f"{hashlib.sha256((built.folder / other).read_bytes()).hexdigest()}  {other}\n")
+    _, problems = check_release(built.folder)
+    assert len(problems) == 1, problems
+    assert problems[0].startswith(f"README.md: config 'spans' names {other}; release.json names "
+                                  f"{SPANS}; the card is not the one built with this release")
+    res = invoke("release", "verify", built.folder)
+    assert res.exit_code == ExitCode.INVALID and "README.md: config 'spans'" in res.output
+    with pytest.raises(InputError, match="README.md: config 'spans'"):
+        load_release(built.folder, cache_dir=sample_inputs["cache"])
+
+
+def test_a_card_without_a_yaml_header_or_with_a_broken_one_is_named(built):
+    card = built.folder / "README.md"
+    text = card.read_text()
+    card.write_text("# MTCABench\n")
+    relist(built.folder, "README.md")
+    assert check_release(built.folder)[1] == [
+        "README.md: no YAML header, so no configs; `datasets` and the Hub read a release's "
+        "configs from it: rebuild the release"]
+    card.write_text(text.replace("configs:\n", "configs: [\n", 1))
+    relist(built.folder, "README.md")
+    problems = check_release(built.folder)[1]
+    assert len(problems) == 1 and problems[0].startswith("README.md: its YAML header does not "
+                                                         "parse"), problems
+
+
 def test_the_loader_does_not_use_the_cards_configs(built, sample_inputs, monkeypatch):
     import datasets
 
