@@ -212,8 +212,8 @@ def _headers(text: str) -> str:
     return _USERINFO.sub(lambda m: m.group(1) + REDACTED + m.group(3), text)
 
 
-#: Words of a field name that say its value is a credential, alone or as the name's last word
-#: (``password``, ``client_secret``, ``HF_TOKEN``, ``x-api-key``, ``Authorization``).
+#: Words of a field name that say its value is a credential (``password``, ``client_secret``,
+#: ``Authorization``; ``token`` and ``bearer`` as the name's last word: ``HF_TOKEN``).
 _CREDENTIAL_WORDS = {"password", "passwd", "passphrase", "secret", "authorization",
                      "authorisation", "credential", "credentials", "cookie", "apikey", "token",
                      "bearer"}
@@ -225,10 +225,11 @@ _NAME_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 
 
 def credential_name(name: str) -> bool:
-    """Whether a field named ``name`` holds a credential by its name: its last word is one of
-    :data:`_CREDENTIAL_WORDS` (``hf_token``, ``db_password``, ``Authorization``) or two of its
-    words in a row name one (``api_key``, ``accessToken``). ``max_tokens`` and ``token_count``
-    are counts, not credentials: only the last word counts, and as a whole word."""
+    """Whether a field named ``name`` holds a credential by its name: one of its words is one
+    of :data:`_CREDENTIAL_WORDS` (``db_password``, ``Authorization``, ``client_secret``;
+    ``token`` and ``bearer`` only as the last word: ``hf_token``), or two of its words in a row
+    name one (``api_key``, ``accessToken``). Words are whole: ``max_tokens`` and
+    ``token_count`` are counts, ``keyword`` and ``secretary`` no credentials."""
     words = [w.lower() for w in _NAME_WORD.findall(name)]
     if not words:
         return False

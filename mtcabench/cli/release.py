@@ -43,8 +43,8 @@ def build(
 
 @group.command("verify")
 def verify(folder: Path = typer.Argument(..., help="A release folder.")) -> None:
-    """Check a release folder against its checksum file and what release.json says of its
-    data files (the check `trace` and `score` run before reading one)."""
+    """Check a release folder against its checksum file and its release.json (data files,
+    row counts, the card's configs): the check `trace` and `score` run before reading one."""
     from mtcabench.errors import ValidationFailed
     from mtcabench.release import check_release, ignored_entries
 

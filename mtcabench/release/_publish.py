@@ -119,7 +119,7 @@ def _refuse_credentials(folder: Path, manifest: ReleaseManifest) -> None:
             except JSONError:
                 metadata = text  # not JSON: its text is checked as it is
             if (why := credential_problem(metadata)) is not None:
-                raise InputError(f"{folder / rel}: conversation {cid}: {why}") from None
+                raise InputError.at(folder / rel, f"conversation {why}", record=str(cid))
 
 
 def hf_token() -> str:

@@ -266,8 +266,9 @@ def test_publish_refuses_a_release_holding_a_credential_dry_run_included(
     assert check_release(built.folder)[1] == []  # intact as built: only the data is refused
     res = invoke("release", "publish", built.folder, "--repo-id", "o/n", "--dry-run")
     assert res.exit_code == ExitCode.BAD_INPUT, res.output
-    assert CONVS in res.output and f"conversation {reviews.S1}" in res.output
-    assert "metadata.info.note, metadata.info.password look like a credential" in res.output
+    out = " ".join(res.output.split())
+    assert f"{CONVS} (record {reviews.S1}): conversation metadata.info.note, " \
+        "metadata.info.password look like a credential" in out, out
     assert KEY not in res.output and "would upload" not in res.output
 
 
