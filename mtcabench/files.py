@@ -64,7 +64,7 @@ def derived_name(text: str, suffix: str = "", *, default: str = "file",
     return fit_name(stem, NAME_MAX - len(suffix.encode("utf-8")) - room) + suffix
 
 
-def _kind(mode: int) -> str | None:
+def node_kind(mode: int) -> str | None:
     """What a file that is not a regular file or a folder is, in words (None: one of those)."""
     if stat.S_ISLNK(mode):
         return "a symbolic link"
@@ -106,7 +106,7 @@ def check_output_path(path: str | Path) -> Path:
     if stat.S_ISDIR(mode):
         raise InputError(f"{path}: is a folder; the output is a file: give a file path "
                          "(e.g. inside that folder)")
-    kind = _kind(mode)
+    kind = node_kind(mode)
     if kind is not None:
         raise InputError(f"{path}: is {kind}; outputs are written as regular files only "
                          "(a link is not followed, a pipe or device not written into): give "
@@ -130,7 +130,7 @@ def input_file(path: str | Path, expected: str = "a file") -> Path:
         return path
     if stat.S_ISDIR(mode):
         raise InputError(f"{path}: is a folder, expected {expected}")
-    raise InputError(f"{path}: is {_kind(mode) or 'not a regular file'}, expected {expected}; "
+    raise InputError(f"{path}: is {node_kind(mode) or 'not a regular file'}, expected {expected}; "
                      "save what it carries to a file and give that")
 
 
@@ -329,7 +329,7 @@ def claim_output(path: str | Path) -> Iterator[None]:
                                  "rerun") from None
             raise os_error(exc, lock) from None
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            kind = _kind(os.fstat(fd).st_mode) or "not a regular file"
+            kind = node_kind(os.fstat(fd).st_mode) or "not a regular file"
             os.close(fd)
             raise InputError(f"{lock}: the lock file of {path} is {kind}; remove it and rerun")
         try:

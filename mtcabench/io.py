@@ -34,15 +34,16 @@ from mtcabench.files import (
     derived_name,
     fit_name,
     input_file,
+    node_kind,
     os_error,
     stop_signals_unwind,
 )
-from mtcabench.model import Conversation, Record
+from mtcabench.model import KIND_FILES, Conversation, Record
 from mtcabench.redact import scrubber
 
 __all__ = [  # the writer discipline, re-exported for the stages that read and write records
     "NAME_MAX", "all_or_nothing", "atomic_write", "check_output_path", "claim_output",
-    "derived_name", "fit_name", "input_file", "stop_signals_unwind",
+    "derived_name", "fit_name", "input_file", "node_kind", "stop_signals_unwind",
 ]
 
 R = TypeVar("R", bound=Record)
@@ -130,6 +131,23 @@ def seed_problem(seed: Any) -> str | None:
     The one check of every ``--seed``: trace, explain, demo, score, at2-learn."""
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
         return f"seed must be 0 or more (a whole number, at most {MAX_SEED}), got {seed!r}"
+    return None
+
+
+#: The most bootstrap resamples a run draws: 100 times the default (1,000), whose 95%
+#: intervals already move by well under a point between seeds. Every resample of every report
+#: row keeps one average per metric in memory, so an unbounded count (``--resamples
+#: 1000000000``) ran the machine out of memory after minutes of drawing.
+MAX_RESAMPLES = 100_000
+
+
+def resamples_problem(resamples: Any) -> str | None:
+    """Why ``resamples`` is no resample count, else None. The one check of every
+    ``--resamples``, made before any input is read."""
+    if isinstance(resamples, bool) or not isinstance(resamples, int) or \
+            not 0 <= resamples <= MAX_RESAMPLES:
+        return (f"resamples must be 0 or more (0: no intervals) and at most {MAX_RESAMPLES:,} "
+                f"(intervals stop changing long before), got {resamples!r}")
     return None
 
 
@@ -243,6 +261,37 @@ def parse_json(text: str | bytes, path: str | Path, *, line: int | None = None) 
     except JSONError as exc:
         where = line if line is not None else exc.line
         raise InputError.at(path, exc.reason, line=where) from None
+
+
+#: The largest file looked at whole to say what JSON document it is.
+_DOCUMENT_BYTES = 10_000_000
+
+
+def what_json_document(path: str | Path) -> str | None:
+    """What a file that is one JSON document (pretty-printed over several lines, so read as
+    JSON Lines it is "malformed" on line 1) is, in words: by its ``kind``
+    (:data:`~mtcabench.model.KIND_FILES`: an explanation, a score report, a release manifest),
+    else its JSON type. None when it is not one JSON document, or too large to look at.
+
+    The one naming of such a file for the readers of JSON Lines (``score``, ``validate``), so
+    that a message says what was given, not that the JSON is broken."""
+    path = Path(path)
+    try:
+        if path.stat().st_size > _DOCUMENT_BYTES:
+            return None
+        doc = loads(path.read_bytes())
+    except (OSError, JSONError):
+        return None
+    kind = doc.get("kind") if isinstance(doc, dict) else None
+    if isinstance(kind, str) and kind in KIND_FILES:
+        return f"{KIND_FILES[kind]}, one JSON document of kind {kind!r}"
+    return f"one JSON {type(doc).__name__} document"
+
+
+def is_json_document_error(exc: InputError) -> bool:
+    """Whether a reader of JSON Lines failed the way one pretty-printed JSON document fails:
+    malformed JSON on its first or second line."""
+    return getattr(exc, "line", None) in (1, 2) and "malformed JSON" in exc.message
 
 
 def iter_json_lines(path: str | Path, *,

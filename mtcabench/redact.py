@@ -212,6 +212,62 @@ def _headers(text: str) -> str:
     return _USERINFO.sub(lambda m: m.group(1) + REDACTED + m.group(3), text)
 
 
+#: Words of a field name that say its value is a credential (``password``, ``client_secret``,
+#: ``Authorization``; ``token`` and ``bearer`` as the name's last word: ``HF_TOKEN``).
+_CREDENTIAL_WORDS = {"password", "passwd", "passphrase", "secret", "authorization",
+                     "authorisation", "credential", "credentials", "cookie", "apikey", "token",
+                     "bearer"}
+#: Two words in a row that name a credential (``api_key``, ``accessToken``, ``private-key``).
+_CREDENTIAL_PAIRS = {("api", "key"), ("access", "key"), ("secret", "key"), ("private", "key"),
+                     ("access", "token"), ("auth", "token"), ("refresh", "token"),
+                     ("id", "token"), ("session", "token")}
+_NAME_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+
+
+def credential_name(name: str) -> bool:
+    """Whether a field named ``name`` holds a credential by its name: one of its words is one
+    of :data:`_CREDENTIAL_WORDS` (``db_password``, ``Authorization``, ``client_secret``;
+    ``token`` and ``bearer`` only as the last word: ``hf_token``), or two of its words in a row
+    name one (``api_key``, ``accessToken``). Words are whole: ``max_tokens`` and
+    ``token_count`` are counts, ``keyword`` and ``secretary`` no credentials."""
+    words = [w.lower() for w in _NAME_WORD.findall(name)]
+    if not words:
+        return False
+    if words[-1] in _CREDENTIAL_WORDS or any(w in _CREDENTIAL_WORDS - {"token", "bearer"}
+                                             for w in words):
+        return True
+    return any(pair in _CREDENTIAL_PAIRS for pair in zip(words, words[1:]))
+
+
+def credential_value(value: str) -> bool:
+    """Whether a text holds a credential, by the rule every message is redacted by
+    (:func:`redact`): a secret this process holds, an ``Authorization``-like header's value,
+    a bearer token, a password in a URL or a key of a published shape."""
+    return redact(value) != value
+
+
+def credential_fields(value: object, path: str = "") -> list[str]:
+    """The field paths (``$.info.api_key``, ``$.headers[0]``) under ``value`` (parsed JSON) whose
+    name or text looks like a credential (:func:`credential_name`, :func:`credential_value`).
+    The paths name where, never what: a credential is not repeated in a message."""
+    found: list[str] = []
+    stack: list[tuple[object, str]] = [(value, path or "$")]
+    while stack:
+        v, at = stack.pop()
+        if isinstance(v, dict):
+            for k, item in v.items():
+                where = f"{at}.{k}"
+                if credential_name(str(k)) and item not in (None, "", [], {}):
+                    found.append(where)
+                else:
+                    stack.append((item, where))
+        elif isinstance(v, list):
+            stack.extend((item, f"{at}[{i}]") for i, item in enumerate(v))
+        elif isinstance(v, str) and credential_value(v):
+            found.append(at)
+    return sorted(found)
+
+
 def redact(text: str, extra: Iterable[str | None] = (), *, headers: bool = True) -> str:
     """``text`` with every secret held (and ``extra``) replaced, in any spelling.
 

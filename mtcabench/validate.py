@@ -11,8 +11,14 @@ from pathlib import Path
 
 from mtcabench.errors import InputError
 from mtcabench.graph import Violation, check_graph
-from mtcabench.io import iter_json_lines, load_conversations, read_records
-from mtcabench.model import RECORD_TYPES, Conversation
+from mtcabench.io import (
+    is_json_document_error,
+    iter_json_lines,
+    load_conversations,
+    read_records,
+    what_json_document,
+)
+from mtcabench.model import KIND_FILES, RECORD_TYPES, Conversation
 
 
 @dataclass
@@ -28,14 +34,29 @@ class ValidationReport:
         return not self.violations
 
 
+#: What validate reads, for the messages that name a file it does not.
+_READS = ("validate reads record files: JSON Lines, one record per line, of the kinds "
+          + ", ".join(sorted(RECORD_TYPES)))
+
+
 def file_kind(path: str | Path) -> str:
-    """The ``kind`` of the first record of a file (files hold one kind)."""
-    for lineno, obj in iter_json_lines(path):
-        kind = obj.get("kind")
-        if not isinstance(kind, str) or kind not in RECORD_TYPES:
+    """The ``kind`` of the first record of a file (files hold one kind). A file of another
+    kind (an explain.json, a score report, one JSON document) is named for what it is."""
+    try:
+        for lineno, obj in iter_json_lines(path):
+            kind = obj.get("kind")
+            if isinstance(kind, str) and kind in RECORD_TYPES:
+                return kind
+            if isinstance(kind, str) and kind in KIND_FILES:
+                raise InputError.at(path, f"this is {KIND_FILES[kind]} (kind {kind!r}), not a "
+                                    f"record file; {_READS}", line=lineno)
             raise InputError.at(path, f"unknown record kind {kind!r}; expected one of "
                                 f"{sorted(RECORD_TYPES)}", line=lineno)
-        return kind
+    except InputError as exc:
+        what = what_json_document(path) if is_json_document_error(exc) else None
+        if what is None:
+            raise
+        raise InputError(f"{path}: this is {what}, not a record file; {_READS}") from None
     raise InputError(f"{path}: empty file")
 
 

@@ -14,7 +14,13 @@ the scorer read it, and it imports none of them. Importing it is cheap; ``datase
 :mod:`mtcabench.benchmark.tables` (the released tables' typed columns and rows).
 """
 
-from mtcabench.benchmark._benchmark import Benchmark, load_jsonl_benchmark, origin_paths
+from mtcabench.benchmark._benchmark import (
+    Benchmark,
+    load_jsonl_benchmark,
+    origin_paths,
+    same_origin,
+)
+from mtcabench.benchmark._check import check_release
 from mtcabench.benchmark._checksums import (
     TOOL_ENTRIES,
     ignored_entries,
@@ -55,6 +61,7 @@ __all__ = [
     "Benchmark",
     "ConfigFiles",
     "ReleaseManifest",
+    "check_release",
     "download_release",
     "ignored_entries",
     "is_release_folder",
@@ -66,6 +73,7 @@ __all__ = [
     "parse_hub_id",
     "read_checksums",
     "read_manifest",
+    "same_origin",
     "release_files",
     "sha256_file",
     "verify_checksums",

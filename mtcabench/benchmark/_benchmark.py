@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Container
 from dataclasses import dataclass
 from pathlib import Path
 
+from mtcabench.benchmark.hub import parse_hub_id
 from mtcabench.errors import InputError
 from mtcabench.io import load_conversations, read_records
 from mtcabench.model import BenchmarkSpan, Conversation
@@ -56,6 +58,42 @@ def origin_paths(origin: str | Path) -> list[Path]:
     if path.is_dir():
         return [path, *sorted(p for p in path.rglob("*") if p.is_file())]
     return [path] if path.exists() else []
+
+
+#: How a benchmark read from the Hub names its origin (``hf://datasets/ORG/NAME@REV``).
+HUB_ORIGIN = "hf://datasets/"
+
+
+def _hub_origin(origin: str) -> tuple[str, str | None] | None:
+    """(repo, revision) of an origin that names a Hub dataset, ``ORG/NAME@REV`` with or
+    without the ``hf://datasets/`` of a benchmark read from the Hub, else None."""
+    return parse_hub_id(origin.removeprefix(HUB_ORIGIN))
+
+
+def same_origin(a: str, b: str) -> bool:
+    """Whether two benchmark origins (a submission header's ``benchmark``, what a benchmark
+    was read from) name the same benchmark: the same Hub repository (a revision given on
+    both sides must agree), or the same folder. A relative path that does not exist here (a
+    header written where trace ran, elsewhere) matches a folder whose path ends with it."""
+    # A relative path (``release/1.0.0``) reads like ``ORG/NAME`` too: a side is taken for a
+    # Hub id only when one of the two says hf://.
+    ha, hb = _hub_origin(a), _hub_origin(b)
+    if a.startswith(HUB_ORIGIN) or b.startswith(HUB_ORIGIN):
+        if ha is None or hb is None or ha[0] != hb[0]:
+            return False
+        return ha[1] is None or hb[1] is None or ha[1] == hb[1]
+    try:
+        pa, pb = Path(os.path.realpath(a)), Path(os.path.realpath(b))
+    except ValueError:  # a NUL character: no path (a header's text is the user's)
+        return a == b
+    if pa == pb:
+        return True
+    for rel, full in ((Path(a), pb), (Path(b), pa)):
+        parts = [p for p in rel.parts if p not in (".", "")]
+        if not rel.is_absolute() and not os.path.lexists(rel) and parts and \
+                list(full.parts[-len(parts):]) == parts:
+            return True
+    return False
 
 
 def load_jsonl_benchmark(folder: Path) -> Benchmark:

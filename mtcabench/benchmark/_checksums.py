@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from pathlib import Path
 
-from mtcabench.benchmark._manifest import CHECKSUMS_NAME
-from mtcabench.io import split_lines
+from mtcabench.benchmark._manifest import CHECKSUMS_NAME, MANIFEST_NAME
+from mtcabench.io import node_kind, split_lines
 
 
 def sha256_file(path: Path) -> str:
@@ -80,9 +81,20 @@ def _outside(folder: Path, path: Path) -> str | None:
     return str(real)
 
 
+def path_problem(rel: str) -> str | None:
+    """Why ``rel`` (a path release.json or the checksum file names) is no path inside the
+    release folder, else None: absolute, or with a ``..``, ``.`` or empty part. Such a path is
+    refused for what it is, before it is looked up (it may lead anywhere, no link needed)."""
+    parts = rel.split("/")
+    if rel.startswith("/") or any(part in ("", ".", "..") for part in parts):
+        return (f"{rel}: not a path inside the release folder (absolute, or with '..', '.' or "
+                "an empty part); a release names its files relative to its folder: rebuild it")
+    return None
+
+
 def folder_problems(folder: Path) -> list[str]:
-    """What makes a folder not a plain release: hidden entries (other than the tool entries)
-    and symbolic links that lead out of it."""
+    """What makes a folder not a plain release: hidden entries (other than the tool entries),
+    symbolic links that lead out of it, and what is no file (a FIFO, a device, a socket)."""
     folder = Path(folder)
     problems = []
     for rel, p in _walk(folder):
@@ -91,6 +103,12 @@ def folder_problems(folder: Path) -> list[str]:
         if _hidden(rel):
             problems.append(f"{rel}: a hidden file, not part of a release (neither checked nor "
                             "published); remove it or rebuild the release")
+            continue
+        kind = node_kind(os.lstat(p).st_mode)
+        if kind is not None and not stat.S_ISLNK(os.lstat(p).st_mode):
+            # Never opened: reading a FIFO waits for a writer that may never come.
+            problems.append(f"{rel}: {kind}, not a file; a release holds regular files only "
+                            "(it is not read): remove it or rebuild the release")
             continue
         if p.is_symlink():
             where = _outside(folder, p)
@@ -123,32 +141,46 @@ def read_checksums(folder: Path) -> dict[str, str]:
     return out
 
 
-def verify_checksums(folder: Path, only: list[str] | None = None) -> list[str]:
-    """Problems found (missing, changed or unlisted files); [] when the folder is intact.
+def unsafe_to_read(problems: list[str]) -> bool:
+    """Whether :func:`folder_problems` found release.json or the checksum file to be a link out
+    of the folder, a FIFO or hidden: then neither is read (their content is not the release's,
+    and a FIFO would hang the read)."""
+    return any(p.startswith((f"{MANIFEST_NAME}:", f"{CHECKSUMS_NAME}:")) for p in problems)
 
-    ``only`` restricts the check to those files (the loader checks the data files only).
+
+def verify_checksums(folder: Path) -> list[str]:
+    """Problems found (links out of the folder, hidden and special files, then missing,
+    changed or unlisted files); [] when the folder is intact.
+
+    The folder is looked at before any file in it is read: when the checksum file or
+    release.json is a link out of the folder (or a FIFO), the problems found so far are all
+    that is returned. What release.json says about the data files is checked on top of this
+    by :func:`mtcabench.benchmark.check_release`, the check verify, publish and the loader run.
     """
     folder = Path(folder)
+    problems = folder_problems(folder)
+    if unsafe_to_read(problems):
+        return problems
     listed = read_checksums(folder)
     if not listed:
-        return [f"{folder / CHECKSUMS_NAME}: missing or empty"]
-    problems = folder_problems(folder) if only is None else []
-    for rel in only if only is not None else sorted(listed):
+        return problems + [f"{folder / CHECKSUMS_NAME}: missing or empty"]
+    for rel in sorted(listed):
         path = folder / rel
+        if (shape := path_problem(rel)) is not None:
+            problems.append(f"{CHECKSUMS_NAME} lists {shape}")
+            continue
         where = _outside(folder, path) if os.path.lexists(path) else None
-        if rel not in listed:
-            problems.append(f"{rel}: not listed in {CHECKSUMS_NAME}")
-        elif not path.is_file():
+        if any(p.startswith(f"{rel}:") for p in problems):
+            continue  # already named (a link out, a FIFO): not read
+        if not path.is_file():
             problems.append(f"{rel}: listed in {CHECKSUMS_NAME} but missing")
         elif where is not None:
             # Never read through a link out of the folder: its content is not the release's.
-            if only is not None or not any(p.startswith(f"{rel}:") for p in problems):
-                problems.append(f"{rel}: read through a symbolic link to {where}, outside the "
-                                "release folder; a release holds its own files")
+            problems.append(f"{rel}: read through a symbolic link to {where}, outside the "
+                            "release folder; a release holds its own files")
         elif sha256_file(path) != listed[rel]:
             problems.append(f"{rel}: sha256 differs from {CHECKSUMS_NAME} (file changed)")
-    if only is None:
-        for rel in release_files(folder):
-            if rel not in listed:
-                problems.append(f"{rel}: not listed in {CHECKSUMS_NAME}")
+    for rel in release_files(folder):
+        if rel not in listed:
+            problems.append(f"{rel}: not listed in {CHECKSUMS_NAME}")
     return problems

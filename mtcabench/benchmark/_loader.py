@@ -2,10 +2,14 @@
 
 A release folder and a Hub id end in the same place: a Hub id is first downloaded with
 ``huggingface_hub`` (``snapshot_download``, so the Hub's cache and ``HF_HUB_OFFLINE`` apply),
-then the folder is read with ``datasets.load_dataset`` through the card's configs and typed features, and every
-row is rebuilt into a :class:`~mtcabench.model.BenchmarkSpan` or
-:class:`~mtcabench.model.Conversation`. The data files are checked against the checksum file
-first, so a damaged download or an edited file is refused rather than scored.
+then the folder is checked as ``release verify`` checks it
+(:func:`~mtcabench.benchmark.check_release`: links, checksums, what release.json says of each
+data file), so that a damaged download or an edited file is refused in one line rather than
+scored or left to a traceback of ``datasets``. Only then are the Parquet files release.json
+names read with ``datasets.load_dataset`` (their typed features are in their own schema), and
+every row is rebuilt into a :class:`~mtcabench.model.BenchmarkSpan` or
+:class:`~mtcabench.model.Conversation`. The card's configs are not read: a card naming other
+files than release.json would have the loader read what no checksum covers.
 
 ``datasets`` and ``huggingface_hub`` are imported only when a release is read, so that the
 scorer and the evaluator, which load JSON Lines folders too, do not pay for them.
@@ -18,8 +22,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from mtcabench.benchmark._benchmark import Benchmark, load_jsonl_benchmark
-from mtcabench.benchmark._checksums import verify_checksums
-from mtcabench.benchmark._manifest import MANIFEST_NAME, SPLIT, read_manifest
+from mtcabench.benchmark._check import check_release
+from mtcabench.benchmark._manifest import MANIFEST_NAME, SPLIT
 from mtcabench.benchmark.hub import first_line, parse_hub_id, transport_errors
 from mtcabench.errors import InputError, ServiceError
 from mtcabench.io import format_validation_error
@@ -57,15 +61,21 @@ def load_release_folder(folder: str | Path, *, origin: str | None = None,
     from mtcabench.benchmark.tables import conversation_from_row, span_from_row
 
     folder = Path(folder)
-    manifest = read_manifest(folder)
-    data_files = sorted({f for c in manifest.configs for f in c.files})
-    problems = verify_checksums(folder, only=data_files)
-    if problems:
-        raise InputError(f"{folder}: release files do not match their checksums: "
-                         + "; ".join(problems[:5]) + "; download or rebuild the release")
-    kwargs = {"split": SPLIT, "cache_dir": str(cache_dir) if cache_dir else None}
-    span_rows = datasets.load_dataset(str(folder), "spans", **kwargs)
-    conv_rows = datasets.load_dataset(str(folder), "conversations", **kwargs)
+    manifest, problems = check_release(folder)
+    if problems or manifest is None:
+        more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+        raise InputError(f"{folder}: release files do not match their checksums and "
+                         f"{MANIFEST_NAME}: " + "; ".join(problems[:5]) + more
+                         + "; `mtcabench release verify` lists them: download or rebuild "
+                         "the release")
+
+    def rows(config: str):
+        files = [str(folder / f) for f in manifest.config(config).files]
+        return datasets.load_dataset("parquet", data_files={SPLIT: files}, split=SPLIT,
+                                     cache_dir=str(cache_dir) if cache_dir else None)
+
+    span_rows = rows("spans")
+    conv_rows = rows("conversations")
     conversations = {}
     for row in conv_rows:
         try:

@@ -43,13 +43,15 @@ def build(
 
 @group.command("verify")
 def verify(folder: Path = typer.Argument(..., help="A release folder.")) -> None:
-    """Check a release folder against its checksum file."""
+    """Check a release folder against its checksum file and its release.json (data files,
+    row counts, the card's configs): the check `trace` and `score` run before reading one."""
     from mtcabench.errors import ValidationFailed
-    from mtcabench.release import ignored_entries, read_manifest, verify_checksums
+    from mtcabench.release import check_release, ignored_entries
 
-    manifest = read_manifest(folder)
-    problems = verify_checksums(folder)
-    if problems:
+    if not folder.is_dir():
+        raise InputError(f"{folder}: no such release folder")
+    manifest, problems = check_release(folder)
+    if problems or manifest is None:
         raise ValidationFailed(f"{folder}: {len(problems)} file problem(s)", problems)
     ignored = ignored_entries(folder)
     note = f" (ignored, not part of a release: {', '.join(ignored)})" if ignored else ""

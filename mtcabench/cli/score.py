@@ -20,7 +20,8 @@ def score(
         help="Two submissions side by side: A, B, A - B with a paired bootstrap."),
     out: Path | None = options.out("Folder for reports and charts [default: score/ beside "
                                    "the first submission].", None),
-    resamples: int = typer.Option(1000, help="Bootstrap resamples (0: no intervals)."),
+    resamples: int = typer.Option(1000, help="Bootstrap resamples (0: no intervals; at most "
+                                  "100,000)."),
     seed: int = typer.Option(0, help="Bootstrap seed (fixed, so reruns agree)."),
     average: str = typer.Option("macro", help="Average printed: macro, micro or both "
                                 "(the files hold both)."),

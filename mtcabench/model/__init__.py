@@ -30,6 +30,7 @@ from mtcabench.model._conversation import (
 )
 from mtcabench.model._metadata import METADATA_KEYS, conversation_metadata
 from mtcabench.model._records import (
+    KIND_FILES,
     RECORD_TYPES,
     AlternativeGraph,
     Annotator,
@@ -67,6 +68,7 @@ __all__ = [
     "METADATA_KEYS",
     "browser_offset",
     "conversation_metadata",
+    "KIND_FILES",
     "RECORD_TYPES",
     "SCORE_DIGITS",
     "SCHEMA_VERSION",

@@ -332,3 +332,22 @@ RECORD_TYPES: dict[str, type[Record]] = {
         SubmissionEntry,
     )
 }
+
+
+#: What a file of each record kind is, in words: for the messages that name a file given
+#: where another is read (an ``explain.json`` to ``score``, a score report to ``validate``).
+#: Kinds whose record lives above this package (a release's manifest, the score reports) are
+#: named here too, by their ``KIND``.
+KIND_FILES: dict[str, str] = {
+    "conversation": "a conversations file",
+    "proposal": "a proposals file",
+    "candidate": "a candidates file",
+    "review": "a review decisions file",
+    "span": "a benchmark spans file",
+    "submission": "a submission",
+    "prediction": "a submission",
+    "explanation": "an explanation written by `mtcabench explain` (explain.json)",
+    "release": "a release manifest (release.json of a release folder)",
+    "score-report": "a score report written by `mtcabench score`",
+    "score-comparison": "a score comparison written by `mtcabench score --compare`",
+}

@@ -14,6 +14,7 @@ this stage; ``load_release`` and the other readers are re-exported here, as befo
 from mtcabench.benchmark import (
     TOOL_ENTRIES,
     ReleaseManifest,
+    check_release,
     ignored_entries,
     download_release,
     is_release_folder,
@@ -41,6 +42,7 @@ __all__ = [
     "PublishResult",
     "ReleaseManifest",
     "build_release",
+    "check_release",
     "check_version",
     "decide",
     "download_release",

@@ -39,7 +39,7 @@ from mtcabench.release._inputs import read_candidates, read_conversations, read_
 from mtcabench.release._parquet import WRITER_SETTINGS, read_rows, write_parquet
 from mtcabench.release._select import SELECTION_RULE, Selection, select
 from mtcabench.release._stats import recipe, review_statistics, span_statistics
-from mtcabench.release._validate import validate_released
+from mtcabench.release._validate import credential_violations, validate_released
 
 _VERSION = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._+-]*[A-Za-z0-9])?$")
 
@@ -126,6 +126,9 @@ def _build(version: str, reviewed: Path, conversations: Path, out: Path, target:
     with tracked(selection.released, "validate graphs", total=len(selection.released)) as it:
         spans, bad = validate_released(it, convs, {c.id: c for c in cands or []})
     failures += bad
+    # Only the conversations that are released are published: those are the ones checked.
+    failures += credential_violations(convs[cid] for cid in sorted({s.conversation_id
+                                                                    for s in spans}))
     evaluated, bad = read_score_reports([Path(p) for p in scores], spans)
     failures += bad
     if not selection.released and not selection.failures:

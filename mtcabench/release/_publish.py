@@ -17,15 +17,17 @@ from pathlib import Path
 from mtcabench._version import __version__
 from mtcabench.benchmark import (
     CHECKSUMS_NAME,
+    ReleaseManifest,
+    check_release,
     ignored_entries,
     read_checksums,
-    read_manifest,
     release_files,
-    verify_checksums,
 )
 from mtcabench.benchmark.hub import first_line, parse_hub_id, transport_errors
 from mtcabench.errors import InputError, ServiceError
+from mtcabench.io import JSONError, loads
 from mtcabench.redact import register_secret
+from mtcabench.release._validate import credential_problem
 
 #: Files of the Hub repository that are not part of a release and must not be deleted.
 _KEEP_REMOTE = {".gitattributes"}
@@ -69,12 +71,13 @@ def plan_publish(folder: str | Path, repo_id: str) -> PublishPlan:
     folder = Path(folder)
     if parse_hub_id(repo_id) is None or "@" in repo_id:
         raise InputError(f"--repo-id {repo_id!r}: expected ORG/NAME (e.g. my-org/mtcabench)")
-    manifest = read_manifest(folder)
-    problems = verify_checksums(folder)
-    if problems:
-        raise InputError(f"{folder}: the release is not as built ({CHECKSUMS_NAME}): "
-                         + "; ".join(problems[:5]) + "; rebuild it with `mtcabench release "
-                         "build --force` rather than editing files")
+    manifest, problems = check_release(folder)
+    if problems or manifest is None:
+        more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+        raise InputError(f"{folder}: the release is not as built ({CHECKSUMS_NAME}, "
+                         "release.json): " + "; ".join(problems[:5]) + more + "; rebuild it "
+                         "with `mtcabench release build --force` rather than editing files")
+    _refuse_credentials(folder, manifest)
     sums = read_checksums(folder)
     # Every file is uploaded: verify refused hidden files and links out of the folder, and
     # what a Hub download adds (TOOL_ENTRIES) is listed as not uploaded.
@@ -91,6 +94,32 @@ def plan_publish(folder: str | Path, repo_id: str) -> PublishPlan:
                        commit_message=f"Release MTCABench {manifest.version}",
                        commit_description=description, tag=manifest.version,
                        ignored=ignored_entries(folder))
+
+
+def _refuse_credentials(folder: Path, manifest: ReleaseManifest) -> None:
+    """Refuse a release whose conversations table holds a credential in a conversation's
+    metadata (a folder built by an older version, or from a conversations file that kept a
+    run's settings), naming the file and the conversation: the check ``release build`` runs,
+    on what would be uploaded."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    files = sorted({f for c in manifest.configs if c.table == "conversations" for f in c.files})
+    for rel in files:
+        try:
+            table = pq.read_table(folder / rel, columns=["id", "metadata"])
+        except (OSError, KeyError, pa.ArrowException) as exc:
+            raise InputError(f"{folder / rel}: not a conversations table this mtcabench reads "
+                             f"(no id and metadata columns: {first_line(exc)}); rebuild the "
+                             "release with `mtcabench release build --force`") from None
+        for cid, text in zip(table.column("id").to_pylist(),
+                             table.column("metadata").to_pylist()):
+            try:
+                metadata = loads(text) if text else {}
+            except JSONError:
+                metadata = text  # not JSON: its text is checked as it is
+            if (why := credential_problem(metadata)) is not None:
+                raise InputError.at(folder / rel, f"conversation {why}", record=str(cid))
 
 
 def hf_token() -> str:

@@ -1,7 +1,9 @@
 """Validating the spans chosen for a release and turning them into released records.
 
 Every graph is checked against every rule of :mod:`mtcabench.graph`; on top of those, the
-release rules: each span's conversation is present, and no two ids name the same span.
+release rules: each span's conversation is present, no two ids name the same span, and no
+released conversation's metadata holds a credential (:func:`credential_problem`, which
+``release publish`` runs too, on the Parquet files it would upload).
 All failures are collected so that one refused build lists everything to fix.
 """
 
@@ -9,8 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from typing import Any
+
 from mtcabench.graph import Violation, check_graph, depth, sources
 from mtcabench.model import BenchmarkSpan, Candidate, Conversation
+from mtcabench.redact import credential_fields
 from mtcabench.release._select import Outcome
 
 #: Rules the release adds to the graph rules (names appear in failures and in the card).
@@ -23,7 +28,36 @@ RELEASE_RULES: dict[str, str] = {
     "nothing-accepted": "at least one span is accepted",
     "source-licence": "every source of a released conversation has a known licence",
     "version-exists": "the version's folder does not exist yet (unless --force)",
+    "no-credentials": "no released conversation's metadata holds a field whose name or value "
+                      "looks like a credential (an API key, a token, a password, an "
+                      "Authorization header)",
 }
+
+
+def credential_problem(metadata: Any) -> str | None:
+    """Why a conversation's metadata may not be published, else None: the fields whose name or
+    value looks like a credential, by the rule every message is redacted by
+    (:func:`mtcabench.redact.credential_fields`). Ingest keeps metadata to an allow-list now,
+    but a conversations file written by hand or by an older version may still hold a run's
+    settings, and a release is public. The fields are named, their values never shown."""
+    fields = credential_fields(metadata, "metadata")
+    if not fields:
+        return None
+    shown = ", ".join(fields[:5]) + (f" and {len(fields) - 5} more" if len(fields) > 5 else "")
+    return (f"{shown} look{'s' if len(fields) == 1 else ''} like a credential (an API key, a "
+            "token, a password, an Authorization header); a release never publishes one: "
+            "remove the field from the conversations file (ingest with this version keeps "
+            "metadata to an allow-list) and build the release again (with --force for this "
+            "version)")
+
+
+def credential_violations(conversations: Iterable[Conversation]) -> list[Violation]:
+    """A ``no-credentials`` failure for each conversation whose metadata holds a credential."""
+    out = []
+    for conv in conversations:
+        if (why := credential_problem(conv.metadata)) is not None:
+            out.append(Violation(conv.id, "no-credentials", why))
+    return out
 
 
 def validate_released(

@@ -16,19 +16,11 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from mtcabench.errors import InputError
-from mtcabench.io import JSONError, format_validation_error, loads
-from mtcabench.model import SubmissionHeader
+from mtcabench.io import format_validation_error, is_json_document_error, what_json_document
+from mtcabench.model import KIND_FILES, SubmissionHeader
 
 #: What a record of another kind means, for the wrong-file message.
-_OTHER_KINDS = {
-    "conversation": "a conversations file",
-    "span": "a benchmark spans file",
-    "proposal": "a proposals file",
-    "candidate": "a candidates file",
-    "review": "a review decisions file",
-    "score-report": "a score report",
-    "score-comparison": "a score comparison",
-}
+_OTHER_KINDS = {k: v for k, v in KIND_FILES.items() if k not in ("submission", "prediction")}
 
 
 _DATETIME = TypeAdapter(datetime)
@@ -106,17 +98,10 @@ def wrong_kind(path: Path, lineno: int, kind: object) -> InputError:
 
 
 def explain_json_document(path: Path, exc: InputError) -> InputError:
-    """A pretty-printed JSON file fails on line 1 or 2: say what it is instead."""
-    if getattr(exc, "line", None) not in (1, 2) or "malformed JSON" not in exc.message:
+    """A pretty-printed JSON file fails on line 1 or 2: say what it is, and what is read."""
+    what = what_json_document(path) if is_json_document_error(exc) else None
+    if what is None:
         return exc
-    try:
-        if path.stat().st_size > 10_000_000:
-            return exc
-        doc = loads(path.read_bytes())
-    except (OSError, JSONError):
-        return exc
-    kind = doc.get("kind") if isinstance(doc, dict) else None
-    what = _OTHER_KINDS.get(kind, f"a JSON {type(doc).__name__}") if kind else \
-        f"one JSON {type(doc).__name__} document"
-    return InputError(f"{path}: this is {what}, not a submission (JSON Lines, one prediction "
-                      "per line; see docs/scoring.md)")
+    return InputError(f"{path}: this is {what}, not a submission; score reads a submission: "
+                      "JSON Lines, an optional header line then one prediction per line "
+                      "(see docs/scoring.md)")

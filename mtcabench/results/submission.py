@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mtcabench.benchmark import Benchmark
+from mtcabench.benchmark import Benchmark, same_origin
 from mtcabench.errors import InputError
 from mtcabench.io import atomic_write, dump_record, iter_json_lines
 from mtcabench.model import (
@@ -52,6 +52,9 @@ TOLERATED: dict[str, str] = {
     "duplicate-edge": "a span lists the same (child, parent) edge more than once; it counts once",
     "missing-span": "a benchmark span has no line in the submission; it is scored as empty",
     "skipped-span": "a line says the span was skipped (skipped reason); it is scored as empty",
+    "other-benchmark": "the header names another benchmark than the one scored against; its "
+                       "span ids are all in this one, so it was scored: check that it is the "
+                       "benchmark meant",
 }
 
 #: The most evidence sentences an edge may list (the evaluator writes 3 by default).
@@ -212,6 +215,10 @@ def read_submission(
                          "per span (see docs/scoring.md)")
     if sub.header is None:
         sub.warnings.add("no-header", path.name)
+    elif benchmark is not None and sub.header.benchmark and \
+            not same_origin(sub.header.benchmark, benchmark.origin):
+        sub.warnings.add("other-benchmark", f"header: {_short(sub.header.benchmark)}; scored "
+                         f"against: {_short(benchmark.origin)}")
     if benchmark is not None:
         _count_missing(sub, benchmark)
         sub.checked = benchmark

@@ -20,6 +20,7 @@ from mtcabench.io import (
     check_outputs_are_not_inputs,
     derived_name,
     fit_name,
+    resamples_problem,
     seed_problem,
 )
 from mtcabench.progress import err_console
@@ -84,6 +85,8 @@ def run_scoring(
     if average not in (*AVERAGES, "both"):
         raise InputError(f"--average must be macro, micro or both, got {average!r}")
     if (why := seed_problem(seed)) is not None:
+        raise InputError(f"--{why}")
+    if (why := resamples_problem(resamples)) is not None:
         raise InputError(f"--{why}")
     paths = _unique([Path(p) for p in submissions] + [Path(p) for p in (compare or ())])
     if not paths:

@@ -10,7 +10,7 @@ import numpy as np
 from mtcabench.baselines import FLOORS
 from mtcabench.benchmark import Benchmark, load_benchmark, origin_paths
 from mtcabench.errors import InputError
-from mtcabench.io import seed_problem
+from mtcabench.io import resamples_problem, seed_problem
 from mtcabench.model import (
     BenchmarkSpan,
     Conversation,
@@ -256,8 +256,8 @@ def _reports(
     Each row's draws are made once and applied to every submission, so a report's
     intervals are the same whether it was built alone or in a comparison.
     """
-    if resamples < 0:
-        raise InputError(f"--resamples must be 0 or more, got {resamples}")
+    if (why := resamples_problem(resamples)) is not None:
+        raise InputError(f"--{why}")
     if (why := seed_problem(seed)) is not None:
         raise InputError(f"--{why}")
     rows: list[list[ReportRow]] = [[] for _ in scored]

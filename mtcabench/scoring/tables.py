@@ -73,7 +73,10 @@ def warnings_line(warnings: list[WarningCount]) -> str:
     """One line counting the tolerated issues, or '' when there were none."""
     if not warnings:
         return ""
-    return "warnings: " + "; ".join(f"{w.code} x{w.count}" for w in warnings) + \
+    # Which benchmark the header names is said at once: it may mean the wrong one was given.
+    return "warnings: " + "; ".join(
+        f"{w.code} x{w.count}" + (f" ({w.examples[0]})" if w.code == "other-benchmark"
+                                  and w.examples else "") for w in warnings) + \
         " (see the report's warnings for what each means)"
 
 

@@ -99,3 +99,30 @@ def test_files_written_still_redact_a_held_key(tmp_path, monkeypatch):
     with atomic_write(tmp_path / "r.md") as fh:
         fh.write(f"report {KEY}")
     assert KEY not in (tmp_path / "r.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", ["api_key", "apiKey", "x-api-key", "Authorization", "HF_TOKEN",
+                                  "token", "password", "db_passwd", "client_secret",
+                                  "accessToken", "private-key", "cookie"])
+def test_field_names_that_hold_credentials(name):
+    from mtcabench.redact import credential_name
+
+    assert credential_name(name)
+
+
+@pytest.mark.parametrize("name", ["max_tokens", "token_count", "prompt_tokens", "reward",
+                                  "sort_key", "keyword", "secretary", "payment_method_id",
+                                  "expected_actions", "origin"])
+def test_field_names_that_are_no_credentials(name):
+    from mtcabench.redact import credential_name
+
+    assert not credential_name(name)
+
+
+def test_credential_fields_name_where_not_what():
+    from mtcabench.redact import credential_fields
+
+    value = {"info": {"api_key": "abc", "headers": ["Authorization: Bearer abcdefghijklmnop"],
+                      "note": KEY, "empty_token": ""},
+             "reward": 1.0, "max_tokens": 5, "text": "the flight is HAT136"}
+    assert credential_fields(value) == ["$.info.api_key", "$.info.headers[0]", "$.info.note"]

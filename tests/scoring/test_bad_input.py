@@ -133,6 +133,19 @@ def test_score_report_as_submission(bench, submissions, tmp_path):
     assert_one_clear_line(res, "flat.score.json", "this is a score report", "JSON Lines")
 
 
+def test_explain_json_as_submission(bench, tmp_path):
+    from mtcabench.model import ExplanationRecord
+
+    sub = tmp_path / "explain.json"  # as `mtcabench explain` writes it: the record, indented
+    sub.write_text(json.dumps(ExplanationRecord(conversation="c1").model_dump(mode="json"),
+                              indent=1), encoding="utf-8")
+    res = score(sub, bench[0], tmp_path / "out")
+    out = assert_one_clear_line(res, "explain.json: this is an explanation written by "
+                                "`mtcabench explain`", "not a submission; score reads a "
+                                "submission: JSON Lines")
+    assert "a JSON dict" not in out
+
+
 def test_json_document_as_submission(bench, tmp_path):
     sub = tmp_path / "sub.json"
     sub.write_text(json.dumps([{"span_id": "x", "edges": []}], indent=2), encoding="utf-8")
@@ -182,6 +195,20 @@ def test_bad_options(bench, submissions, tmp_path):
     res = runner.invoke(app, ["score", str(submissions[0]), "-b", str(bench[0]),
                               "--seed", "-1", "-o", str(tmp_path)])
     assert_one_clear_line(res, "--seed must be 0 or more")
+
+
+def test_a_resample_count_past_the_bound_is_refused_before_anything_is_read(
+        submissions, tmp_path, monkeypatch):
+    # It used to draw for minutes and then run out of memory, blaming "an input". Refused up
+    # front: the benchmark is not even read (here it does not exist).
+    import mtcabench.scoring.run as run_module
+
+    monkeypatch.setattr(run_module, "as_benchmark", lambda b: pytest.fail("benchmark read"))
+    res = runner.invoke(app, ["score", str(submissions[0]), "-b", str(tmp_path / "none"),
+                              "--resamples", "1000000000", "-o", str(tmp_path / "out")])
+    assert_one_clear_line(res, "--resamples must be 0 or more (0: no intervals) and at most "
+                          "100,000", "got 1000000000")
+    assert not (tmp_path / "out").exists()
 
 
 def test_show_unknown_span_suggests_close_ids(bench, tmp_path):

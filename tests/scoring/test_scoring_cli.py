@@ -244,3 +244,37 @@ def test_outsider_submission_without_header(bench, tmp_path):
     # Empty predictions everywhere: only the empty-gold hallucination span (s3-seat) scores.
     assert report.row("overall").metrics["edge_f1"].macro.value == pytest.approx(1 / 8)
     assert not (tmp_path / "score" / "by-dependency-type.png").exists()  # --no-plot
+
+
+@pytest.mark.parametrize("named, warned", [
+    ("release/0.9.0", True),  # another folder (one that is not here either)
+    ("hf://datasets/org/mtcabench@1.0.0", True),  # a Hub dataset
+    ("bench\u0000", True),  # no path at all (a NUL character)
+    (None, False),  # the same folder, as given
+    ("..", False),  # the same folder, by another spelling (resolved in the test)
+])
+def test_a_header_naming_another_benchmark_is_a_warning(bench, tmp_path, named, warned):
+    folder, ids = bench
+    if named is None:
+        named = str(folder)
+    elif named == "..":
+        named = str(folder / "sub" / "..")
+    header = {"kind": "submission", "method": "flat", "benchmark": named}
+    sub = tmp_path / "other.jsonl"
+    sub.write_text("".join(json.dumps(o) + "\n" for o in
+                           [header, *({"span_id": sid, "edges": []} for sid in ids.values())]),
+                   encoding="utf-8")
+    res = invoke("score", sub, "--benchmark", folder, "--resamples", 0, "--no-plot")
+    assert res.exit_code == 0, res.output
+    report = ScoreReport.model_validate_json(
+        (tmp_path / "score" / "other.score.json").read_text())
+    codes = [w.code for w in report.warnings]
+    if warned:
+        assert codes == ["other-benchmark"]
+        assert report.warnings[0].examples == [f"header: {named}; scored against: {folder}"]
+        shown = " ".join(res.output.split())
+        assert "other-benchmark x1 (header: " in shown and "\x00" not in shown
+        if named.isprintable():
+            assert f"other-benchmark x1 (header: {named}; scored against:" in shown
+    else:
+        assert codes == [] and "other-benchmark" not in res.output
