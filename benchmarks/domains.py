@@ -1,0 +1,87 @@
+"""The domains study: Tokengeist against flat over average attention per domain and per agent
+model of the real runs (tau2-bench's airline, retail and telecom, tau-bench's airline), with
+conversation-clustered intervals; the method is mtcabench/studies/_domains.py.
+
+Resumable, one result file per conversation under benchmarks/results/units/ (a rerun skips
+what is there; a stop loses at most the conversation in progress). In the background, at low
+priority:
+
+    mkdir -p runs && nohup nice -n 19 .venv/bin/python benchmarks/domains.py --split dev \\
+        --per-group 2 > runs/domains.log 2>&1 &
+
+``--table-only`` prints the table from the result files without the model (seconds);
+``--write-docs`` also writes it into docs/evaluate.md between its markers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT)]  # this checkout's mtcabench and tests.support, whatever the venv
+
+from tests.support.paths import tau2_folder, taubench_airline_path  # noqa: E402
+
+from mtcabench.errors import InputError  # noqa: E402
+from mtcabench.studies import (  # noqa: E402
+    RESULTS,
+    Models,
+    ResultStore,
+    domain_gold,
+    domain_table,
+    domain_units,
+    run_units,
+    write_docs,
+)
+
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--split", choices=("dev", "test"), default="dev")
+    ap.add_argument("--per-group", type=int, default=2,
+                    help="conversations per (domain, agent model), the shortest (default 2)")
+    ap.add_argument("--results", type=Path, default=ROOT / RESULTS)
+    ap.add_argument("--gold", type=Path, default=ROOT / "runs" / "domains" / "gold",
+                    help="where the gold is built once (lineage on the real runs)")
+    ap.add_argument("--tau2", type=Path, help="the tau2-bench results folder (default: found "
+                    "as the tests find it)")
+    ap.add_argument("--raw", type=Path, help="gpt-4o-airline.json (default: as the tests)")
+    ap.add_argument("--table-only", action="store_true", help="no model: the table only")
+    ap.add_argument("--write-docs", type=Path, nargs="?", const=ROOT / "docs" / "evaluate.md")
+    ap.add_argument("--lock", type=Path, help="a flock file held while a unit runs the model")
+    args = ap.parse_args(argv)
+    start = time.perf_counter()
+
+    def log(msg: str) -> None:
+        stamp = time.strftime("%H:%M:%S")
+        print(f"[{stamp} +{(time.perf_counter() - start) / 60:6.1f} min] {msg}", flush=True)
+
+    try:
+        tau2 = args.tau2 or tau2_folder()
+        if tau2 is None:
+            raise InputError("the tau2-bench results are nowhere: pass --tau2 or run "
+                             "`mtcabench raw fetch`")
+        bench = domain_gold(args.gold, sorted(Path(tau2).glob("*.json")),
+                            args.raw or taubench_airline_path())
+        store = ResultStore(args.results)
+        if not args.table_only:
+            units = domain_units(bench, args.split, args.per_group)
+            log(f"{len(units)} conversations, {sum(len(u.spans) for u in units)} spans")
+            run_units(units, store, models=Models(), lock=args.lock, log=log)
+        table = domain_table([r for _, r in store.results()], bench, args.split)
+        print(table)
+        if args.write_docs and table:
+            write_docs(args.write_docs, table, f"<!-- domains-{args.split}:begin -->",
+                       f"<!-- domains-{args.split}:end -->")
+    except (InputError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
