@@ -54,6 +54,7 @@ alone (benchmarks/study_plan.py and benchmarks/study_tables.py are their command
 
 from __future__ import annotations
 
+from mtcabench.studies._domains import domain_gold, domain_table, domain_units
 from mtcabench.studies._grid import (
     GRID,
     PLATEAU,
@@ -136,15 +137,15 @@ from mtcabench.studies._units import (
 
 __all__ = [
     "AGGREGATES", "CACHE_FORMAT", "DEFAULT_MODEL", "DEFAULT_SCORER", "DEV_BUCKETS", "DOCS_BEGIN",
-    "DOCS_END", "FIGURE", "FLOOR", "GOLD_DECIDED_AT", "GRID", "PLATEAU", "RESULTS", "SINK", "SPLITS", "STAGES",
-    "TEST_BUCKETS", "TRAIN_BUCKETS", "TRIALS", "Models", "Point", "PointResult", "ResultStore", "RunSummary",
-    "SearchPoint",
-    "Scores", "ShareTables", "SpanResult", "StudyResult", "Unit", "all_shares",
-    "best_edge_f1", "build_gold", "by_conversation", "check_training_split", "choose",
-    "choose_k", "chosen_k", "code_commit", "comparison_units",
-    "conversation_fingerprint", "curve_units", "digest", "gold_fingerprint", "compute_shares", "default_point", "describe", "evaluate_point",
-    "floor_scores", "load_cache", "load_gold", "md_table", "missing", "objective",
-    "parameter_study", "plan", "render", "replay", "rounded", "run_grid", "run_plan", "run_units", "sample",
-    "score_graphs", "score_test", "signature", "split_of", "to_entry", "write_docs",
-    "write_split_benchmark", "write_tables", "write_submission",
+    "DOCS_END", "FIGURE", "FLOOR", "GOLD_DECIDED_AT", "GRID", "PLATEAU", "RESULTS", "SINK",
+    "SPLITS", "STAGES", "TEST_BUCKETS", "TRAIN_BUCKETS", "TRIALS", "Models", "Point",
+    "PointResult", "ResultStore", "RunSummary", "Scores", "SearchPoint", "ShareTables",
+    "SpanResult", "StudyResult", "Unit", "all_shares", "best_edge_f1", "build_gold",
+    "by_conversation", "check_training_split", "choose", "choose_k", "chosen_k", "code_commit",
+    "comparison_units", "compute_shares", "conversation_fingerprint", "curve_units",
+    "default_point", "describe", "digest", "domain_gold", "domain_table", "domain_units",
+    "evaluate_point", "floor_scores", "gold_fingerprint", "load_cache", "load_gold", "md_table",
+    "missing", "objective", "parameter_study", "plan", "render", "replay", "rounded", "run_grid",
+    "run_plan", "run_units", "sample", "score_graphs", "score_test", "signature", "split_of",
+    "to_entry", "write_docs", "write_split_benchmark", "write_submission", "write_tables",
 ]

@@ -18,15 +18,26 @@ from mtcabench.model import BenchmarkSpan
 DEV_BUCKETS, TEST_BUCKETS, TRIALS = frozenset({0}), frozenset({1}), frozenset({0, 1})
 TRAIN_BUCKETS = frozenset({2, 3, 4})
 SPLITS = ("train", "dev", "test")
-_TASK = re.compile(r"/task-(\d+)/trial-(\d+)$")
+_TASK = re.compile(r"/task-([^/]+)/trial-(\d+)$")
+_NUMBER = re.compile(r"[0-9]+")
 #: Review decisions of the default gold carry this time, so that the gold is reproducible.
 GOLD_DECIDED_AT = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def split_of(conversation_id: str) -> str | None:
-    """``train``, ``dev``, ``test`` or None (unused), by task (see mtcabench.studies)."""
+    """``train``, ``dev``, ``test`` or None (unused), by task (see mtcabench.studies).
+
+    A numeric task id goes by its value mod 5; a task named otherwise (tau2-bench's telecom
+    tasks) by the CRC-32 of its name, so that every agent's and trial's run of one task lands
+    in one split; an id without a task by its own CRC-32.
+    """
     m = _TASK.search(conversation_id)
-    bucket = int(m[1]) % 5 if m else zlib.crc32(conversation_id.encode()) % 5
+    if m is None:
+        bucket = zlib.crc32(conversation_id.encode()) % 5
+    elif _NUMBER.fullmatch(m[1]):
+        bucket = int(m[1]) % 5
+    else:
+        bucket = zlib.crc32(m[1].encode()) % 5
     if bucket in TRAIN_BUCKETS:
         return "train"
     if m and int(m[2]) not in TRIALS:

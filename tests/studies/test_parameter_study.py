@@ -32,6 +32,15 @@ def test_split_is_by_task_and_trial(study):
     other = [study.split_of(f"confetti/x/{i}") for i in range(50)]
     assert other == [study.split_of(f"confetti/x/{i}") for i in range(50)]
     assert {"train", "dev", "test"} == set(other)
+    # A task named otherwise (tau2's telecom): every agent's and trial's run in one split.
+    for n in range(20):
+        task = f"task-[mobile_data_issue]bad_vpn_{n}[PERSONA:Easy]"
+        runs = {study.split_of(f"tau2/telecom/{agent}/llm_agent/{task}/trial-{trial}")
+                for agent in ("gpt-4o", "gpt-4.1") for trial in (0, 1)}
+        assert len(runs) == 1
+    telecom = {study.split_of(f"tau2/telecom/gpt-4o/llm_agent/task-[t]{n}/trial-0")
+               for n in range(50)}
+    assert telecom == {"train", "dev", "test"}
 
 
 def test_replayed_search_gives_traces_graphs(study, loaded, sample_benchmark, tmp_path):
