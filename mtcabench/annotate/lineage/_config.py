@@ -60,6 +60,12 @@ class RuleSet:
     #: A line's status, data used and data limit that the line's or plan's record
     #: contradicts (v4, telecom).
     line_claims: bool = False
+    #: A claim's context decides whether it is one (v4): a list item under a heading of
+    #: conditions ("can only be cancelled if one of the following is met:") states the
+    #: policy, a reported claim ("you've indicated you're a Gold member") is the user's, and
+    #: "the window is within 24 hours of booking" states the rule. v3 proposed 24 such spans
+    #: on tau2's airline runs.
+    claim_context: bool = False
 
     def applies(self, rule: str, domain: str | None) -> bool:
         """Whether ``rule`` (a field name) runs on a conversation of ``domain``."""
@@ -84,7 +90,7 @@ RULE_SETS: dict[str, RuleSet] = {
     "lineage-v4": RuleSet("lineage-v4", echoes_carry=True, normalised=True,
                           record_anchor=True, code_glosses=True, membership_claims=True,
                           clause_spans=True, elapsed_claims=True, domain_vocabulary=True,
-                          order_claims=True, line_claims=True,
+                          order_claims=True, line_claims=True, claim_context=True,
                           domains=(
                               # airports, the airline's tiers and its 24-hour window
                               ("code_glosses", frozenset({"airline"})),

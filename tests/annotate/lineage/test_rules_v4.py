@@ -245,3 +245,58 @@ def test_a_price_per_gb_is_money_not_data():
                  domain="telecom")
     by_text = {c.span.text: c for c in run(conv)[0]}
     assert "2 GB" not in by_text and {"2.00", "15 GB"} <= set(by_text)
+
+
+# ---------------------------------------------------------------- a claim's context (airline)
+POLICY = ("s", "Policy. The current time is 2024-05-15 15:00:00 EST.")
+
+
+def booking_conv(answer):
+    return build(POLICY, ("u", "Cancel my reservation M20IZO, change of plan."),
+                 ("call", [("c1", "get_reservation_details", {"reservation_id": "M20IZO"})]),
+                 ("tool", "c1", {"reservation_id": "M20IZO", "cabin": "economy",
+                                 "created_at": "2024-05-12T09:36:29"}),
+                 ("a", answer), domain="airline")
+
+
+@pytest.mark.parametrize("answer", [
+    # tau2 airline, claude-opus-4-6 task-41: the policy's conditions, listed
+    "Per our policy, a reservation can only be cancelled if one of the following conditions "
+    "is met:\n\n1. The booking was made within the last 24 hours\n2. The flight was cancelled "
+    "by the airline",
+    "Cancellation is allowed only if:\n- It was booked within the last 24 hours\n- It is business",
+    # claude-sonnet-4-5 task-1: the rule stated in a parenthesis
+    "- The booking was made more than 24 hours ago (our free cancellation window is within 24 "
+    "hours of booking)",
+])
+def test_a_listed_condition_or_the_rule_stated_is_no_claim(answer):
+    cands, summary = run(booking_conv(answer))
+    assert hallucinations(cands) == [] and summary.skipped["hypothetical-claim"] >= 1
+    # lineage-v3 proposed each (31 on tau2's airline runs, 7 of them real)
+    assert hallucinations(run(booking_conv(answer), V3)[0])
+
+
+@pytest.mark.parametrize("answer", [
+    # gpt-5.4 task-37: a planned action's reason, listed under a heading that is no condition
+    "Planned actions:\n1. Cancel reservation M20IZO\n   - Eligible because it was booked within "
+    "the last 24 hours.",
+    "I can cancel it because it was booked within the last 24 hours (created 2024-05-12).",
+])
+def test_a_claim_in_a_listing_of_facts_is_still_one(answer):
+    (cand,) = hallucinations(run(booking_conv(answer))[0])
+    assert cand.span.text == "within the last 24 hours"
+
+
+def test_a_reported_membership_is_no_claim():
+    # claude-sonnet-4-5 task-5: the agent reports the user's claim and corrects it
+    conv = member_conv("airline")
+    conv.turns[-1].content = ("Our system shows you as a regular member, while you've "
+                              "indicated you're a Gold member.")
+    assert hallucinations(run(conv)[0]) == []
+    assert len(hallucinations(run(conv, V3)[0])) == 1
+
+
+def test_the_agents_own_restatement_is_still_a_claim():
+    (cand,) = hallucinations(run(booking_conv(
+        "As I said, it was booked within the last 24 hours, so you can cancel."))[0])
+    assert cand.span.text == "within the last 24 hours"
