@@ -38,8 +38,9 @@ def lineage(
     in_path: Path = typer.Option(..., "--in", "-i", help="Conversations file (JSONL) to read."),
     out: Path = typer.Option(..., "--out", "-o", help="Candidates file (JSONL) to write."),
     rules: str = typer.Option(D.rules, callback=_rules, help=(
-        "Rules version: " + ", ".join(RULE_SETS) + " (lineage-v1 and lineage-v2 reproduce "
-        "their output byte for byte; docs/lineage.md states each).")),
+        "Rules version: " + ", ".join(RULE_SETS) + " (earlier versions reproduce their "
+        "output byte for byte; lineage-v4 runs domain-specific rules only on conversations of "
+        "their domain; docs/lineage.md states each).")),
     min_length: int = typer.Option(D.min_length, min=1, help="Shortest value traced, in characters."),
     max_length: int = typer.Option(D.max_length, min=1, help="Longest value traced; longer leaves "
                                    "are prose, whose ids, dates and numbers are traced instead."),

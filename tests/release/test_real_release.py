@@ -1,4 +1,4 @@
-"""A release built from the 200 real TauBench airline runs with lineage-v3 and the
+"""A release built from the 200 real TauBench airline runs with lineage-v4 and the
 counterfactual split: all four types, real and counterfactual spans apart.
 
 The pipeline of docs/release.md, command by command (ingest -> annotate lineage -> annotate
@@ -22,7 +22,7 @@ from mtcabench.model import Candidate
 
 runner = CliRunner()
 
-#: What lineage-v3 proposes on the 200 runs (tests/annotate/lineage/test_taubench.py pins the same).
+#: What lineage-v4 (v3's rules on airline) proposes on the 200 runs (tests/annotate/lineage/test_taubench.py pins the same).
 BY_TYPE = {"direct": 3227, "chained": 771, "multi-source": 103, "hallucination": 15}
 #: The counterfactual spans (tests/annotate/lineage/test_counterfactual_taubench.py pins the same).
 COUNTERFACTUAL = 328
@@ -51,11 +51,11 @@ def test_the_release_has_spans_of_all_four_types(real_release):
     assert st["counterfactual"]["spans"] == COUNTERFACTUAL
     assert len(st["counterfactual"]["by_field"]) >= 12
     annotators = {a["name"]: a for a in manifest["recipe"]["annotators"]}
-    assert annotators["lineage"] == {"name": "lineage", "rules_version": "lineage-v3",
+    assert annotators["lineage"] == {"name": "lineage", "rules_version": "lineage-v4",
                                      "count": 4116}
     assert annotators["counterfactual"]["count"] == COUNTERFACTUAL
     assert {c.annotator.rules_version for c in read_records(d / "candidates.jsonl", Candidate)} \
-        == {"lineage-v3"}
+        == {"lineage-v4"}
     invoke("release", "verify", folder)
 
 
@@ -65,19 +65,23 @@ def test_the_card_states_the_rules_and_the_hand_checked_precision(real_release):
     assert "| multi-source | combines two or more independent sources | 103 | 103 | 2.3% |" in card
     assert "| hallucination | unsupported or wrong; the graph holds the turns that primed it " \
            "| 343 | 343 | 7.7% |" in card
-    section = card[card.index("## Lineage rules `lineage-v3`"):card.index("## Sources")]
+    section = card[card.index("## Lineage rules `lineage-v4`"):card.index("## Sources")]
     assert "4116 released spans were proposed by the lineage annotator" in section
     assert "**Edge rule.** A copied value links to the latest earlier turn that carries it" \
         in section
-    assert "**Hallucination: elapsed-time claims** (new in v3)" in section
-    assert "handcheck-lineage-v3.json" in section
+    assert "**Hallucination: elapsed-time claims** (airline only)" in section
+    assert "**Domains** (new in v4)" in section
+    assert "handcheck-lineage-v4.json" in section
     # dependency type | spans in this release | hand-checked | correct | precision | type
-    assert "| direct | 3227 | 26 | 26 | 100.0% | 100.0% |" in section
-    assert "| chained | 771 | 6 | 6 | 100.0% | 100.0% |" in section
-    assert "| multi-source | 103 | 32 | 30 | 93.8% | 100.0% |" in section
-    assert "| hallucination | 15 | 15 | 15 | 100.0% | 100.0% |" in section
-    assert "Real hallucination spans: 15/15 correct, precision 100.0% (95% Wilson interval " \
-        "79.6%-100.0%)" in section
+    # v3's checks (v4 proposes v3's spans on airline) and 20 of v4's new retail and telecom
+    # spans (17 direct, one with a wrong edge; 1 chained; 2 multi-source)
+    assert "| direct | 3227 | 43 | 42 | 97.7% | 100.0% |" in section
+    assert "| chained | 771 | 7 | 7 | 100.0% | 100.0% |" in section
+    assert "| multi-source | 103 | 34 | 32 | 94.1% | 100.0% |" in section
+    # and every hallucination of v4 on tau2's airline runs (7)
+    assert "| hallucination | 15 | 22 | 22 | 100.0% | 100.0% |" in section
+    assert "Real hallucination spans: 22/22 correct, precision 100.0% (95% Wilson interval " \
+        "85.1%-100.0%)" in section
 
 
 def test_the_card_reports_counterfactual_spans_apart_and_hops_beside_depth(real_release):

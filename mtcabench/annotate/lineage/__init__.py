@@ -5,7 +5,7 @@ from a tool result, a user id the user typed, a price from a search). Their prov
 be traced exactly by following where each value appears. This package finds such values in
 assistant text and builds a provenance graph for each one; docs/lineage.md states every rule
 with examples, and ``mtcabench/resources/lineage/<version>.md`` states each rules version as
-the dataset card prints it. In short (rules ``lineage-v3``, the default):
+the dataset card prints it. In short (rules ``lineage-v4``, the default):
 
 * Values: leaves of tool-result JSON and of tool-call arguments (plus dict keys holding a
   digit, such as ``gift_card_3576581``), typed tokens (ids with a digit, upper-case codes,
@@ -23,9 +23,13 @@ the dataset card prints it. In short (rules ``lineage-v3``, the default):
 * Multi-source: derived amounts (``$72`` = ``$412`` - ``$340``) and clauses joining values
   of independent sources (``_clauses``). Hallucination: a time or date contradicting the one
   value of the tool-result key its clause names, a membership tier the profile contradicts
-  (``_claims``), and (``lineage-v3``, the default) a claim about the 24-hour window that the
+  (``_claims``), and (since ``lineage-v3``) a claim about the 24-hour window that the
   record's ``created_at`` and the policy's current time contradict (``_elapsed``).
 
+``lineage-v4`` gives rules their domains (``RuleSet.domains``: the airline's rules run only on
+airline conversations), reads retail's and telecom's values, and decides claims of their
+records (``_records``: an order's status, an item's price, a line's status and data).
+``lineage-v3`` (kept byte for byte) runs every rule on every conversation.
 ``lineage-v2`` (``LineageConfig(rules="lineage-v2")``) reproduces v3 without the
 elapsed-time claims, byte for byte; ``lineage-v1`` (``LineageConfig(rules="lineage-v1")``) the
 earlier rules, byte for byte: exact matching only, an echoing tool result skipped unless
@@ -39,7 +43,8 @@ before it: ``_config`` (rule sets, settings, stop list, rule reasons and the sum
 turn), ``_occurrences`` (where values stand, the parent rule), ``_tracing`` (the record
 anchor, backward tracing into graphs, bounded by ``MAX_GRAPH_TURNS``), ``_spans`` (span selection per
 answer turn), ``_clauses`` (multi-source clauses), ``_hallucination`` and ``_claims`` (the
-contradiction decisions; ``_elapsed``: v3's elapsed-time claims), ``_propose`` (the public
+contradiction decisions; ``_elapsed``: v3's elapsed-time claims; ``_records``: v4's record
+claims), ``_propose`` (the public
 entry) and ``_counterfactual`` (hallucinations made by replacing an answer's value with
 another entity's, on top of the tracing). A new rule set is a new entry
 of ``RULE_SETS``; an existing one never changes.

@@ -45,6 +45,8 @@ def membership_spans(tracer: Tracer, c: int, covered: Covered
     content = tracer.turns[c].content
     out: list[ProposedSpan] = []
     asserted = _claims_in(content)
+    if tracer.rules.claim_context:
+        asserted = [a for a in asserted if not not_a_claim(content, a[0])]
     hypotheses = sum(1 for _ in _CLAIM.finditer(content)) - len(asserted)
     tracer.summary.skipped["hypothetical-claim"] += hypotheses
     for start, end, claimed in asserted:
@@ -59,6 +61,44 @@ def membership_spans(tracer: Tracer, c: int, covered: Covered
             out.append(made)
             covered.add(start, end)
     return out
+
+
+#: A line break, also as written inside a turn that is a JSON object (``{"message": "...\n"}``).
+_LINE_BREAK = re.compile(r"\n|\\n")
+#: A list item: "- ", "* ", "• ", "1. ", "2) ".
+_LIST_ITEM = re.compile(r"\s*(?:[-*•]|\d{1,2}[.)])\s")
+#: A list's heading that makes its items conditions, not facts.
+_CONDITION_HEAD = re.compile(
+    r"(?i)\b(?:if|unless|conditions?|criteria|requirements?|one of|any of)\b")
+#: The user's claim, reported ("you've indicated you're a Gold member"); the agent's own
+#: "As I said, ..." is its claim.
+_REPORTED = re.compile(r"(?i)\b(?:you(?:['’]ve| have)?|the user|the customer)\s+(?:\w+\s+)?"
+                       r"(?:indicated|said|mentioned|claimed|stated|told)\b")
+#: The rule as the subject ("our free cancellation window is within 24 hours of booking").
+_RULE_SUBJECT = re.compile(r"(?i)\b(?:window|policy|rule)\s+(?:is|are)\s+$")
+
+
+def not_a_claim(text: str, pos: int) -> bool:
+    """Whether what stands at ``pos`` is, by its context, no claim of the answer (rules
+    ``lineage-v4``): an item of a list whose heading states conditions ("... can only be
+    cancelled if one of the following is met:\n1. The booking was made within the last 24
+    hours"), a claim the sentence reports ("you've indicated you're a Gold member"), or the
+    rule stated ("our window is within 24 hours of booking")."""
+    breaks = [m for m in _LINE_BREAK.finditer(text)]
+    starts = [0] + [m.end() for m in breaks]
+    ends = [m.start() for m in breaks] + [len(text)]
+    line = max(i for i, s in enumerate(starts) if s <= pos)
+    if _LIST_ITEM.match(text, starts[line]):
+        for i in range(line - 1, -1, -1):
+            head = text[starts[i]:ends[i]]
+            if not head.strip() or _LIST_ITEM.match(head):
+                continue
+            if head.strip().rstrip("*").rstrip().endswith(":") and _CONDITION_HEAD.search(head):
+                return True
+            break
+    sentence_start = max([starts[line]] + [text.rfind(x, starts[line], pos) + 1 for x in ".!?"])
+    before = text[sentence_start:pos]
+    return bool(_REPORTED.search(before) or _RULE_SUBJECT.search(before))
 
 
 def _sentence_at(text: str, pos: int) -> str:

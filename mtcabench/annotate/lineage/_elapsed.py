@@ -28,7 +28,8 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from mtcabench.annotate.lineage._claims import _sentence_at  # one sentence rule for every claim
+# one sentence rule for every claim
+from mtcabench.annotate.lineage._claims import _sentence_at, not_a_claim
 from mtcabench.annotate.lineage._tracing import Covered, ProposedSpan, Tracer
 from mtcabench.annotate.lineage._values import Value
 from mtcabench.model import DependencyType, Edge, Evidence, Role, TargetSpan
@@ -66,6 +67,9 @@ def elapsed_spans(tracer: Tracer, c: int, covered: Covered) -> list[ProposedSpan
     out: list[ProposedSpan] = []
     for start, end, inside in _claims_in(tracer, content, count=True):
         if covered.overlaps(start, end) or now is None:
+            continue
+        if tracer.rules.claim_context and not_a_claim(content, start):
+            tracer.summary.skipped["hypothetical-claim"] += 1
             continue
         record = _record_for(tracer, c, content[:start])
         if record is None:

@@ -17,6 +17,7 @@ from datetime import date
 from mtcabench.annotate.lineage._claims import membership_spans
 from mtcabench.annotate.lineage._elapsed import elapsed_spans
 from mtcabench.annotate.lineage._normalise import value_of
+from mtcabench.annotate.lineage._records import line_spans, order_spans
 from mtcabench.annotate.lineage._tracing import Covered, ProposedSpan, Tracer
 from mtcabench.annotate.lineage._values import (
     _DATE,
@@ -50,10 +51,14 @@ def unsupported_spans(tracer: Tracer, c: int, covered: Covered
     """Hallucination candidates where decidable exactly; other unsupported tokens counted."""
     content = tracer.turns[c].content
     out: list[ProposedSpan] = []
-    if tracer.rules.membership_claims and tracer.config.hallucinations:
+    if tracer.applies("membership_claims") and tracer.config.hallucinations:
         out += membership_spans(tracer, c, covered)
-    if tracer.rules.elapsed_claims and tracer.config.hallucinations:
+    if tracer.applies("elapsed_claims") and tracer.config.hallucinations:
         out += elapsed_spans(tracer, c, covered)
+    if tracer.applies("order_claims") and tracer.config.hallucinations:
+        out += order_spans(tracer, c, covered)
+    if tracer.applies("line_claims") and tracer.config.hallucinations:
+        out += line_spans(tracer, c, covered)
     tokens = _typed_tokens_v2(tracer, c) if tracer.rules.normalised else _typed_tokens(
         tracer, content)
     for start, end, value in tokens:

@@ -210,7 +210,7 @@ class Occurrences(Vocabulary):
             if start >= covered_until:
                 found.append((start, end, key))
                 covered_until = end
-        if self.rules.code_glosses:
+        if self.applies("code_glosses"):
             # "Houston (IAH)": the agent names the airport's city; a profile's address city
             # "Houston" is a coincidence of text, not where the answer read it.
             glosses = [m for m in found if self.values[m[2]].kind == "name"

@@ -7,7 +7,9 @@ and the graphs on it.
 
 from __future__ import annotations
 
+import json
 import re
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from mtcabench.annotate.lineage._config import LineageConfig, LineageSummary
@@ -23,6 +25,7 @@ from mtcabench.annotate.lineage._values import (
     _ORDINAL,
     Value,
     _bounded,
+    _number_forms,
     exclusion,
     json_leaves,
     make_value,
@@ -44,6 +47,7 @@ class Vocabulary:
         self.turns = conv.turns
         self.config = config
         self.rules = config.rule_set
+        self.domain = conv.domain
         self.summary = summary
         self.values: dict[str, Value] = {}
         self.known_from: dict[str, int] = {}  # value key -> first turn that made it a value
@@ -56,6 +60,10 @@ class Vocabulary:
         self._mentions: dict[int, MentionIndex] = {}
         self._json_counts: dict[int, list[Mention]] = {}
         self._collect()
+
+    def applies(self, rule: str) -> bool:
+        """Whether a rule (a field of RuleSet) runs on this conversation's domain."""
+        return self.rules.applies(rule, self.domain)
 
     def _reference_year(self) -> int | None:
         for turn in self.turns:
@@ -153,22 +161,59 @@ class Vocabulary:
         if isinstance(data, (int, float)) and not isinstance(data, bool):
             self._add(make_value(data), turn.index, calculator=True)
             return
+        domain_values = self.applies("domain_vocabulary")
         for key, leaf in json_leaves(data):
-            if self.rules.code_glosses and key == "city":
+            if domain_values and key is not None and self._add_domain_leaf(key, leaf, turn.index):
+                continue
+            if key == "city" and self.applies("code_glosses"):
                 # An address's city: where an answer names a city it is an airport's city
                 # ("from Denver to Houston"), and the user's address is a coincidence.
                 continue
             self._add_leaf(leaf, turn.index)
         if self.rules.record_anchor:
             self.record_ids |= _record_ids(data)
+            if domain_values:  # an order, an item, a line, a plan, a payment method
+                self.record_ids |= _record_ids(data, _DOMAIN_RECORD_KEYS)
         if self.rules.normalised:
             found = _json_count_mentions(turn.content, data)
             self._json_counts[turn.index] = found
             for m in found:
                 self._add(Value(m.key, "count", ()), turn.index)
 
+    def _add_domain_leaf(self, key: str, leaf: Any, turn: int) -> bool:
+        """Retail's and telecom's leaves (v4): a data amount (``"data_used_gb": 15.1`` is
+        "15.1 GB") and a money amount, which is kept whatever its length but becomes a span
+        only where written as one ("$4.00" is ``"charge": "4.0"``). True when the leaf is
+        fully handled here."""
+        number = _numeric(leaf)
+        if number is None:
+            return False
+        name = key.lower()
+        # first: a price per GB ("data_refueling_price_per_gb": 2.0) is money, no data
+        if _MONEY_KEY.search(name):
+            text, forms = _number_forms(number)
+            self._add(Value(text, "number", forms), turn, calculator=True)
+            return True
+        if name.endswith("_gb"):
+            text, forms = _number_forms(number)
+            units = tuple(f"{form}{sep}GB" for form in forms[:2] for sep in (" ", ""))
+            # The record shows the amount as its field ("data_used_gb": 8.7), no unit: that
+            # field, as written, is a form too, so the record carries the value it introduced
+            raw = leaf if isinstance(leaf, str) else json.dumps(leaf)
+            field = re.search(rf'"{re.escape(key)}":\s*"?{re.escape(raw)}"?(?![\w.])',
+                              self.turns[turn].content)
+            self._add(Value(f"{text} GB", "data", units + ((field.group(),) if field else ())),
+                      turn)
+            return False  # the bare number stays a value too
+        return False
+
     def _add_free_text(self, text: str, turn: int) -> list[str]:
         keys = []
+        if self.applies("domain_vocabulary"):
+            # "555-123-2002", "#W8665881": a phone number and an order id a user types are
+            # one value each, as the tool results write them (not the numbers inside them)
+            for m in _DOMAIN_TOKEN.finditer(text):
+                keys.append(self._add(make_value(m.group()), turn))
         for m in _FREE_TOKEN.finditer(text):
             if _ORDINAL.fullmatch(m.group()):
                 continue  # "May 20th": part of a date in words, not a value of its own
@@ -180,6 +225,26 @@ class Vocabulary:
                 if mention.kind != "number":
                     keys.append(self._add(value_of(mention), turn))
         return [k for k in keys if k]
+
+
+#: Keys of money amounts in retail's and telecom's records (price, charge, total_due, ...).
+_MONEY_KEY = re.compile(r"(?:^|_)(?:price|amount|total|balance|charge|refund|fee|cost|due|"
+                        r"credit)(?:_|$)")
+#: A phone number (telecom) and an order id (retail) in free text, as one token each.
+_DOMAIN_TOKEN = re.compile(r"(?<![\w-])(?:\d{3}-\d{3}-\d{4}|#W\d{7})(?![\w-])")
+
+
+def _numeric(leaf: Any) -> Decimal | None:
+    """A JSON leaf's number: a number, or a string that is one ("4.0")."""
+    if isinstance(leaf, bool) or leaf is None:
+        return None
+    if isinstance(leaf, str) and not re.fullmatch(r"-?\d+(?:\.\d+)?", leaf.strip()):
+        return None
+    try:
+        n = Decimal(str(leaf).strip())
+    except InvalidOperation:
+        return None
+    return n if n.is_finite() and n.adjusted() < 12 else None
 
 
 #: Where a JSON tool result states a count: a passengers list, a total of bags.
@@ -221,21 +286,25 @@ def _passenger_list_lengths(data: Any) -> list[int]:
 _RECORD_KEYS = ("reservation_id", "flight_number", "payment_id")
 
 
-def _record_ids(data: Any) -> set[str]:
+#: Keys whose values name a record in retail and telecom (v4).
+_DOMAIN_RECORD_KEYS = ("order_id", "item_id", "line_id", "plan_id", "payment_method_id")
+
+
+def _record_ids(data: Any, record_keys: tuple[str, ...] = _RECORD_KEYS) -> set[str]:
     """Reservation ids, flight numbers and payment methods in a tool result (a profile's
     ``reservations`` list names reservations, its ``payment_methods`` keys payment methods)."""
     out: set[str] = set()
     if isinstance(data, dict):
         for k, v in data.items():
-            if k in _RECORD_KEYS and isinstance(v, str):
+            if k in record_keys and isinstance(v, str):
                 out.add(v.strip())
             elif k == "reservations" and isinstance(v, list):
                 out |= {x.strip() for x in v if isinstance(x, str)}
             elif k == "payment_methods" and isinstance(v, dict):
                 out |= {x.strip() for x in v}
             if isinstance(v, (dict, list)):
-                out |= _record_ids(v)
+                out |= _record_ids(v, record_keys)
     elif isinstance(data, list):
         for v in data:
-            out |= _record_ids(v)
+            out |= _record_ids(v, record_keys)
     return out

@@ -34,7 +34,7 @@ def test_writes_candidates_and_prints_summary(sample_conversations, tmp_path):
     assert res.exit_code == 0, res.output
     cands = list(read_records(out, Candidate))
     assert len(cands) == 21
-    assert {c.annotator.label for c in cands} == {"lineage:lineage-v3"}
+    assert {c.annotator.label for c in cands} == {"lineage:lineage-v4"}
     assert "spans by type:  direct 17, chained 2, multi-source 1, hallucination 1" in res.output
     assert "spans by depth:" in res.output and "skipped by rule:" in res.output
     assert "unsupported-value 1" in res.output
@@ -48,7 +48,7 @@ def test_options_change_the_rules(sample_conversations, tmp_path):
     assert res.exit_code == 0, res.output
     cands = list(read_records(out, Candidate))
     texts = [c.span.text for c in cands]
-    assert {c.annotator.rules_version[:11] for c in cands} == {"lineage-v3+"}
+    assert {c.annotator.rules_version[:11] for c in cands} == {"lineage-v4+"}
     assert "JFK" not in texts and "SEA" not in texts and "ORD" not in texts
     assert "HAT136" in texts and "151" not in texts  # 3 characters < 4
 
@@ -76,7 +76,7 @@ def test_unknown_rules_version_is_a_usage_error(sample_conversations, tmp_path):
     res = invoke("annotate", "lineage", "--rules", "lineage-v9", "--in", sample_conversations,
                  "--out", out)
     assert res.exit_code == ExitCode.USAGE
-    assert "lineage-v9" in res.output and "lineage-v1, lineage-v2, lineage-v3" in res.output
+    assert "lineage-v9" in res.output and "lineage-v1, lineage-v2, lineage-v3, lineage-v4" in res.output
     assert not out.exists()
 
 

@@ -125,8 +125,8 @@ def test_min_length_and_stop_list_are_configurable():
     cands, summary = run(conv, LineageConfig(stop_list=frozenset({"jfk"})))
     assert spans(cands) == [(3, "ab_12")] and summary.excluded_values["stop-list"] >= 1
     # other settings never pass for the defaults: the rules version carries their hash
-    assert cands[0].annotator.rules_version.startswith("lineage-v3+")
-    assert run(conv)[0][0].annotator.rules_version == "lineage-v3"
+    assert cands[0].annotator.rules_version.startswith("lineage-v4+")
+    assert run(conv)[0][0].annotator.rules_version == "lineage-v4"
     v1 = LineageConfig(rules="lineage-v1", stop_list=frozenset({"jfk"}))
     assert run(conv, v1)[0][0].annotator.rules_version.startswith("lineage-v1+")
     assert summary.as_dict()["settings"]["stop_list"] == ["jfk"]

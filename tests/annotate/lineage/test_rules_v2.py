@@ -284,17 +284,18 @@ def test_a_claim_repeated_from_the_agents_own_claim_chains_through_it():
 
 # ---------------------------------------------------------------- versions and settings
 def test_rules_versions_and_signatures():
-    assert set(RULE_SETS) == {"lineage-v1", "lineage-v2", "lineage-v3"}
+    assert set(RULE_SETS) == {"lineage-v1", "lineage-v2", "lineage-v3", "lineage-v4"}
     assert RULE_SETS["lineage-v2"].echoes_carry and not RULE_SETS["lineage-v1"].echoes_carry
-    # v3 is v2 with the elapsed-time claims, and the default
+    # v3 is v2 with the elapsed-time claims; v4 (the default) gives rules their domains
     assert RULE_SETS["lineage-v3"].elapsed_claims and not RULE_SETS["lineage-v2"].elapsed_claims
-    assert LineageConfig().signature() == "lineage-v3"
+    assert LineageConfig().signature() == "lineage-v4"
+    assert LineageConfig(rules="lineage-v3").signature() == "lineage-v3"
     assert LineageConfig(rules="lineage-v2").signature() == "lineage-v2"
     assert LineageConfig(rules="lineage-v1").signature() == "lineage-v1"
-    assert LineageConfig(clause_spans=False).signature().startswith("lineage-v3+")
+    assert LineageConfig(clause_spans=False).signature().startswith("lineage-v4+")
     # v1 has no clause spans to turn off: its settings and hash are the ones it always had
     assert LineageConfig(rules="lineage-v1", clause_spans=False).signature() == "lineage-v1"
     assert "clause_spans" not in V1.as_dict() and "rules" not in V1.as_dict()
     with pytest.raises(ValueError, match="rules must be one of lineage-v1, lineage-v2, "
-                       "lineage-v3"):
+                       "lineage-v3, lineage-v4"):
         LineageConfig(rules="lineage-v9")

@@ -1,4 +1,4 @@
-"""Lineage rules ``lineage-v3`` (the default) on the bundled sample: every span and graph,
+"""Lineage rules ``lineage-v4`` (the default) on the bundled sample: every span and graph,
 written by hand from the conversations (the v1 expectations are in test_sample_v1.py).
 
 The three conversations (scripts/make_sample.py):
@@ -100,9 +100,10 @@ def _key(c):
     return (c.conversation_id, c.span.turn, c.span.text)
 
 
-def test_the_default_rules_are_v3():
-    # v3 adds the elapsed-time claims to v2; the sample holds none, so its spans are v2's
-    assert RULES_VERSION == "lineage-v3"
+def test_the_default_rules_are_v4():
+    # v3 adds the elapsed-time claims to v2, v4 domains (the sample is airline: v3's rules);
+    # the sample holds none, so its spans are v2's
+    assert RULES_VERSION == "lineage-v4"
 
 
 def test_exactly_the_expected_spans(run):
@@ -122,7 +123,7 @@ def test_graph_and_type(run, key):
     assert {(e.child, e.parent, e.kind.value[0]) for e in cand.graph.edges} == edges
     assert set(cand.graph.nodes) == {cand.span.turn} | {x for e in edges for x in e[:2]}
     assert check_graph(cand.graph, convs[cand.conversation_id], cand.span, record=cand.id) == []
-    assert cand.annotator.name == "lineage" and cand.annotator.rules_version == "lineage-v3"
+    assert cand.annotator.name == "lineage" and cand.annotator.rules_version == "lineage-v4"
 
 
 def test_evidence_quotes_by_hand(run):
@@ -140,7 +141,7 @@ def test_evidence_quotes_by_hand(run):
 def test_summary_counts(run):
     _, cands, summary = run
     d = summary.as_dict()
-    assert d["rules_version"] == "lineage-v3" and d["settings"]["clause_spans"] is True
+    assert d["rules_version"] == "lineage-v4" and d["settings"]["clause_spans"] is True
     assert d["spans"] == len(cands) == 21
     assert d["by_type"] == {"direct": 17, "chained": 2, "multi-source": 1, "hallucination": 1}
     depths = Counter(depth(c.graph) for c in cands)
