@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
                              "`mtcabench raw fetch`")
         bench = domain_gold(args.gold, sorted(Path(tau2).glob("*.json")),
                             args.raw or taubench_airline_path())
-        store = ResultStore(args.results)
+        store = ResultStore(args.results / "units")  # beside the other studies' units
         if not args.table_only:
             units = domain_units(bench, args.split, args.per_group)
             log(f"{len(units)} conversations, {sum(len(u.spans) for u in units)} spans")
