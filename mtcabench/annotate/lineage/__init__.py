@@ -61,6 +61,7 @@ from mtcabench.annotate.lineage._config import EXCLUDE_REASONS as EXCLUDE_REASON
 from mtcabench.annotate.lineage._config import SKIP_REASONS as SKIP_REASONS
 from mtcabench.annotate.lineage._counterfactual import (
     COUNTERFACTUAL_VERSION,
+    check_real_conversations,
     conversation_counterfactuals,
     propose_counterfactuals,
 )
@@ -84,6 +85,7 @@ __all__ = [
     "LineageSummary",
     "Value",
     "classify",
+    "check_real_conversations",
     "conversation_counterfactuals",
     "lineage_annotator",
     "make_value",
