@@ -15,19 +15,17 @@ registration line, and ``trace``, ``explain`` and ``demo`` take its options alik
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import dataclasses
 import functools
 import inspect
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from mtcabench.errors import MtcaError
 from mtcabench.evaluate import (
     DEFAULT_DEVICE,
     DEFAULT_DTYPE,
@@ -43,19 +41,6 @@ from mtcabench.evaluate import (
 
 _SEARCH, _TRACE = SearchSettings(), TraceSettings()
 _MODEL_FREE = " and ".join(m for m, cls in METHODS.load_all().items() if not cls.uses_model)
-_EVAL_EXTRA = {"torch", "transformers", "gguf", "accelerate"}
-
-
-@contextlib.contextmanager
-def eval_extra() -> Iterator[None]:
-    """One clear line, not a traceback, when a model is needed and the eval extra is missing."""
-    try:
-        yield
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.split(".")[0] in _EVAL_EXTRA:
-            raise MtcaError(f"the evaluator needs {exc.name}, which is not installed: "
-                            "pip install 'mtcabench[eval]'") from None
-        raise
 
 
 def method(help: str = "repeat to compare (e.g. --method tokengeist --method flat).") -> Any:

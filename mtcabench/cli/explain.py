@@ -17,6 +17,7 @@ from rich.console import Console
 
 from mtcabench.cli import _evaluator as ev
 from mtcabench.cli import options
+from mtcabench.errors import needs_extra
 from mtcabench.evaluate import TraceSettings
 from mtcabench.progress import err_console
 from mtcabench.terminal import shown
@@ -74,7 +75,7 @@ def explain(
     targets = resolve_targets(conv, turn=turn, span=span, start=start, end=end, values=values)
     if out is not None:
         check_outputs_are_not_inputs([file, *settings.input_paths()], output_paths(targets, method, out))
-    with ev.eval_extra():
+    with needs_extra("the evaluator"):
         result = explain_conversation(conv, targets, model=model, scorer=scorer,
                                       methods=method, settings=settings, device=device,
                                       dtype=dtype)
