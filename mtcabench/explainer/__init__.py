@@ -20,7 +20,13 @@ from typing import Any
 
 from mtcabench.explainer._api import ExplainedGraph, explain
 from mtcabench.explainer._explain import Explanation, as_conversation, explain_conversation
-from mtcabench.explainer._output import output_paths, render_tree, render_trees, write_explanation
+from mtcabench.explainer._output import (
+    check_output_folder,
+    output_paths,
+    render_tree,
+    render_trees,
+    write_explanation,
+)
 from mtcabench.explainer._targets import resolve_targets, value_targets
 
 
@@ -41,6 +47,7 @@ __all__ = [
     "Explanation",
     "Tracer",
     "as_conversation",
+    "check_output_folder",
     "explain",
     "explain_conversation",
     "output_paths",
