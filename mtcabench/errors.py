@@ -8,9 +8,11 @@ traceback. Every message is redacted (:mod:`mtcabench.redact`) when the error is
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 from mtcabench.redact import redact
@@ -123,6 +125,35 @@ class OutputBusy(MtcaError):
     """Another process holds the output this run would write (see ``files.claim_output``)."""
 
     exit_code = ExitCode.BUSY
+
+
+#: The modules of each extra (pyproject.toml's optional dependencies) whose absence names it.
+EXTRA_MODULES = {"eval": frozenset({"torch", "transformers", "gguf", "accelerate"})}
+
+
+class MissingExtra(MtcaError, ModuleNotFoundError):
+    """A feature needs an extra that is not installed: one line naming it and how to install
+    it (exit 3 on the command line). Also a ModuleNotFoundError, as libraries raise for a
+    missing optional dependency, so that ``except ImportError`` still catches it."""
+
+    def __init__(self, what: str, extra: str, module: str):
+        super().__init__(f"{what} needs {module}, which is not installed: pip install "
+                         f"'mtcabench[{extra}]'")
+        self.name, self.extra = module, extra
+
+
+@contextlib.contextmanager
+def needs_extra(what: str, extra: str = "eval") -> Iterator[None]:
+    """Inside, a missing module of ``extra`` is :class:`MissingExtra` naming ``what`` needs
+    it and the extra: the one place that says so, for the command line (``trace``,
+    ``explain``) and the Python API (``mtcabench.Tracer``, ``mtcabench.explain``) alike."""
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        if (not isinstance(exc, MissingExtra) and exc.name
+                and exc.name.split(".")[0] in EXTRA_MODULES[extra]):
+            raise MissingExtra(what, extra, exc.name.split(".")[0]) from exc
+        raise
 
 
 #: What a full disk or quota reads as in the text of an error that carries no errno (pyarrow's

@@ -294,19 +294,22 @@ def is_json_document_error(exc: InputError) -> bool:
     return getattr(exc, "line", None) in (1, 2) and "malformed JSON" in exc.message
 
 
-def iter_json_lines(path: str | Path, *,
-                    max_line_bytes: int | None = None) -> Iterator[tuple[int, dict]]:
+def iter_json_lines(path: str | Path, *, max_line_bytes: int | None = None,
+                    torn_tail: bool = False) -> Iterator[tuple[int, dict]]:
     """Yield ``(line number, object)`` for each non-blank line; bad lines raise InputError.
 
     ``max_line_bytes`` refuses a longer line before reading the rest of it, for readers that
     know how long a valid line can be (the scorer): memory then stays bounded by that.
+    ``torn_tail``: a last line without its newline is a record a crash cut off (a file
+    appended record by record) and is left out, not parsed.
     """
     path = input_file(path, "a JSON Lines file")
     with path.open("rb") as fh:
         lineno = 0
         while True:
             raw = fh.readline() if max_line_bytes is None else fh.readline(max_line_bytes + 1)
-            if not raw:
+            if not raw or (torn_tail and not raw.endswith(b"\n")
+                           and (max_line_bytes is None or len(raw) <= max_line_bytes)):
                 return
             lineno += 1
             if max_line_bytes is not None and len(raw) > max_line_bytes:

@@ -6,7 +6,8 @@ class and registers it with one line, and the package's built-in entries are lis
 table per kind (``lazy``: name -> the module that registers it, imported on first lookup, so
 listing names never imports torch). One rule for duplicates everywhere: the same object
 registered again under its name is a no-op (a module imported twice is harmless); a
-*different* object under a taken name is a programming error, raised at once.
+*different* object under a taken name is a programming error, raised at once. A built-in's
+name counts as taken before its module is imported.
 """
 
 from __future__ import annotations
@@ -36,6 +37,16 @@ class Registry(Generic[T]):
         key = name if name is not None else getattr(entry, "name", None)
         if not key or not isinstance(key, str):
             raise ValueError(f"a {self.kind} needs a name: {entry!r}")
+        if key not in self._entries and key in self.lazy:
+            # A built-in's name is taken before its module is imported: import it now (inside
+            # that module's own registration this returns at once), so that the duplicate rule
+            # below applies, instead of the later import failing or the entry shadowing it.
+            try:
+                importlib.import_module(self.lazy[key])
+            except ImportError:
+                raise ValueError(f"{self.kind} {key!r} is a built-in's name (its module "
+                                 f"{self.lazy[key]} is not importable here); choose another "
+                                 "name") from None
         have = self._entries.get(key)
         if have is not None and have is not entry:
             raise ValueError(f"{self.kind} {key!r} registered twice ({have!r} and {entry!r})")

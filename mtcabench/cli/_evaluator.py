@@ -15,19 +15,18 @@ registration line, and ``trace``, ``explain`` and ``demo`` take its options alik
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import dataclasses
 import functools
 import inspect
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from mtcabench.errors import MtcaError
+from mtcabench.errors import InputError
 from mtcabench.evaluate import (
     DEFAULT_DEVICE,
     DEFAULT_DTYPE,
@@ -40,22 +39,10 @@ from mtcabench.evaluate import (
     TraceSettings,
     scorer_names,
 )
+from mtcabench.files import input_file
 
 _SEARCH, _TRACE = SearchSettings(), TraceSettings()
 _MODEL_FREE = " and ".join(m for m, cls in METHODS.load_all().items() if not cls.uses_model)
-_EVAL_EXTRA = {"torch", "transformers", "gguf", "accelerate"}
-
-
-@contextlib.contextmanager
-def eval_extra() -> Iterator[None]:
-    """One clear line, not a traceback, when a model is needed and the eval extra is missing."""
-    try:
-        yield
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.split(".")[0] in _EVAL_EXTRA:
-            raise MtcaError(f"the evaluator needs {exc.name}, which is not installed: "
-                            "pip install 'mtcabench[eval]'") from None
-        raise
 
 
 def method(help: str = "repeat to compare (e.g. --method tokengeist --method flat).") -> Any:
@@ -141,6 +128,10 @@ class ScorerOption:
     annotation: Any
 
     @property
+    def metavar(self) -> str | None:
+        return "PATH" if self.field.metadata.get("path") else None
+
+    @property
     def flag(self) -> str:
         return f"--{self.key}-{self.field.name.replace('_', '-')}"
 
@@ -156,9 +147,9 @@ def scorer_options() -> list[ScorerOption]:
         seen.add(key)
         hints = typing.get_type_hints(cls.Settings)
         for f in dataclasses.fields(cls.Settings):
+            # A file is read as text, not as a Path: typer makes '' the folder "." (refused only
+            # once the model had loaded); the settings refuse an empty path themselves.
             ann = hints[f.name]
-            if f.metadata.get("path"):  # a file: typer reads it as a path
-                ann = Path | None if f.default is None else Path
             param = f"{key}_{f.name}".replace("-", "_")
             out.append(ScorerOption(key, cls.Settings, f, param, ann))
     return out
@@ -173,7 +164,15 @@ def scorer_settings(values: dict[str, Any], options: list[ScorerOption]) -> dict
         v = values[o.param]
         by_key.setdefault(o.key, {})[o.field.name] = str(v) if isinstance(v, Path) else v
         classes[o.key] = o.settings
-    return {key: classes[key](**fields) for key, fields in by_key.items()}
+    built = {key: classes[key](**fields) for key, fields in by_key.items()}
+    for o in options:  # a file the run reads is there before any model loads
+        v = values[o.param]
+        if o.field.metadata.get("path") and v:
+            try:
+                input_file(v, "a file")
+            except InputError as exc:
+                raise InputError(f"{o.flag}: {exc.message}") from None
+    return built
 
 
 class with_scorer_options:  # noqa: N801 - used as a decorator, like a function
@@ -205,7 +204,8 @@ class with_scorer_options:  # noqa: N801 - used as a decorator, like a function
                                    annotation=o.annotation,
                                    default=typer.Option(o.field.default, o.flag,
                                                         help=o.field.metadata.get("help", ""),
-                                                        rich_help_panel=SCORER_PANEL))
+                                                        rich_help_panel=SCORER_PANEL,
+                                                        metavar=o.metavar))
                  for o in options]
         return sig.replace(parameters=[
             *[p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own], *extra])

@@ -7,9 +7,19 @@ from pathlib import Path
 
 import typer
 
-from mtcabench.annotate.lineage import COUNTERFACTUAL_VERSION, propose_counterfactuals
+from mtcabench.annotate.lineage import (
+    COUNTERFACTUAL_VERSION,
+    check_real_conversations,
+    propose_counterfactuals,
+)
 from mtcabench.graph import depth
-from mtcabench.io import check_outputs_are_not_inputs, load_conversations, write_records
+from mtcabench.io import (
+    all_or_nothing,
+    check_output_path,
+    check_outputs_are_not_inputs,
+    load_conversations,
+    write_records,
+)
 from mtcabench.progress import err_console, tracked
 from mtcabench.terminal import shown
 
@@ -33,12 +43,16 @@ def counterfactual(
     check_outputs_are_not_inputs([in_path], [out, conversations_out])
     if out.resolve() == conversations_out.resolve():
         raise typer.BadParameter("--out and --conversations-out name the same file")
+    for path in (out, conversations_out):  # both, before the first is replaced
+        check_output_path(path)
     conversations = load_conversations(in_path)
+    check_real_conversations(conversations.values(), in_path)
     with tracked(conversations.values(), "counterfactual", total=len(conversations)) as convs:
         pairs = list(propose_counterfactuals(convs, per_conversation=per_conversation,
                                              seed=seed))
-    write_records(conversations_out, (conv for conv, _ in pairs))
-    n = write_records(out, (cand for _, cand in pairs))
+    with all_or_nothing():  # candidates without their conversations are of no use
+        write_records(conversations_out, (conv for conv, _ in pairs))
+        n = write_records(out, (cand for _, cand in pairs))
     err_console.print(f"wrote {n} counterfactual candidates to {shown(out)} and their "
                       f"conversations to {shown(conversations_out)}")
     fields = Counter(c.counterfactual.field for _, c in pairs if c.counterfactual)

@@ -17,6 +17,7 @@ from rich.console import Console
 
 from mtcabench.cli import _evaluator as ev
 from mtcabench.cli import options
+from mtcabench.errors import needs_extra
 from mtcabench.evaluate import TraceSettings
 from mtcabench.progress import err_console
 from mtcabench.terminal import shown
@@ -58,6 +59,7 @@ def explain(
 ) -> None:
     """Explain a span of a transcript: its provenance graph over the turns, as a tree."""
     from mtcabench.explainer import (
+        check_output_folder,
         explain_conversation,
         output_paths,
         render_trees,
@@ -72,9 +74,11 @@ def explain(
         seed=seed, scorers=scorer_settings or {}, verify_edges=verify_edges)
     conv = read_transcript(file, conversation, format)
     targets = resolve_targets(conv, turn=turn, span=span, start=start, end=end, values=values)
-    if out is not None:
-        check_outputs_are_not_inputs([file, *settings.input_paths()], output_paths(targets, method, out))
-    with ev.eval_extra():
+    if out is not None:  # before any model runs: a bad --out was refused only after it
+        paths = output_paths(targets, method, out)
+        check_outputs_are_not_inputs([file, *settings.input_paths()], paths)
+        check_output_folder(out, paths)
+    with needs_extra("the evaluator"):
         result = explain_conversation(conv, targets, model=model, scorer=scorer,
                                       methods=method, settings=settings, device=device,
                                       dtype=dtype)

@@ -13,7 +13,7 @@ from pathlib import Path
 import typer
 
 from mtcabench.cli import _evaluator as ev
-from mtcabench.errors import InputError
+from mtcabench.errors import InputError, needs_extra
 from mtcabench.evaluate import AT2_LEARN, RAY, TraceSettings
 from mtcabench.progress import err_console
 from mtcabench.terminal import shown
@@ -76,7 +76,7 @@ def trace(
         turn_aggregate=turn_aggregate, max_tokens=max_tokens, seed=seed,
         scorers=scorer_settings or {}, verify_edges=verify_edges,
     )
-    with ev.eval_extra():
+    with needs_extra("the evaluator"):
         if ray:
             from mtcabench.evaluate import trace_with_ray
 
@@ -129,7 +129,7 @@ def at2_learn(
     """Learn AT2's per-head weights for a model from ablations on the benchmark's conversations."""
     from mtcabench.evaluate import learn_at2_from_benchmark
 
-    with ev.eval_extra():
+    with needs_extra("the evaluator"):
         result = learn_at2_from_benchmark(
             benchmark, out, model=model, conversations=conversations, masks=masks, keep=keep,
             iterations=iterations, heldout=heldout, max_tokens=max_tokens, seed=seed,

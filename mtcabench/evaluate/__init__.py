@@ -28,6 +28,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from mtcabench.errors import needs_extra
+
 # The torch-free modules, imported now: every built-in method is registered, and the
 # settings and registries' names are at hand for the command line's help.
 from mtcabench.evaluate._settings import (
@@ -106,7 +108,9 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), _RENAMED.get(name, name))
+    with needs_extra("the evaluator"):  # a module that imports torch: one line naming the extra
+        value = getattr(importlib.import_module(f"{__name__}.{module}"),
+                        _RENAMED.get(name, name))
     globals()[name] = value  # later look-ups skip this function
     return value
 

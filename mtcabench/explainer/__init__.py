@@ -16,16 +16,38 @@ It is called ``explainer`` rather than ``explain`` so that the package's root fu
 
 from __future__ import annotations
 
-from mtcabench.explainer._api import ExplainedGraph, Tracer, explain
+from typing import Any
+
+from mtcabench.explainer._api import ExplainedGraph, explain
 from mtcabench.explainer._explain import Explanation, as_conversation, explain_conversation
-from mtcabench.explainer._output import output_paths, render_tree, render_trees, write_explanation
+from mtcabench.explainer._output import (
+    check_output_folder,
+    output_paths,
+    render_tree,
+    render_trees,
+    write_explanation,
+)
 from mtcabench.explainer._targets import resolve_targets, value_targets
+
+
+
+def __getattr__(name: str) -> Any:
+    # The online tracer needs torch: imported on first use, so that the model-free methods,
+    # the trees and the pages work without the eval extra (and its absence is one line).
+    if name == "Tracer":
+        from mtcabench.explainer._tracer import Tracer
+
+        globals()[name] = Tracer
+        return Tracer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ExplainedGraph",
     "Explanation",
     "Tracer",
     "as_conversation",
+    "check_output_folder",
     "explain",
     "explain_conversation",
     "output_paths",

@@ -3,8 +3,9 @@ print as ``mtcabench explain`` shows them: ``print(mtcabench.explain(...))`` and
 ``print(tracer.explain(...))`` give the terminal's tree, not a one-line record.
 
 :class:`ExplainedGraph` is a :class:`~mtcabench.model.ProvenanceGraph` (same fields, same
-JSON) that also keeps what the tree needs (the conversation, the span, the method), and
-:class:`Tracer` is the evaluator's online tracer whose ``explain`` returns one.
+JSON) that also keeps what the tree needs (the conversation, the span, the method); the
+root's :class:`~mtcabench.explainer.Tracer`, whose ``explain`` returns one, is in ``_tracer``
+(it subclasses the online tracer, which needs torch).
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from mtcabench.evaluate import (
     LoadedModel,
     TraceSettings,
 )
-from mtcabench.evaluate import Tracer as _OnlineTracer
 from mtcabench.explainer._explain import Explanation, Messages, as_conversation, explain_conversation
 from mtcabench.explainer._output import render_tree
 from mtcabench.model import ProvenanceGraph, TargetSpan
@@ -78,23 +78,6 @@ class ExplainedGraph(ProvenanceGraph):
         Console(file=buffer, width=width, color_system=None, soft_wrap=False,
                 highlight=False).print(self.tree())
         return buffer.getvalue().rstrip("\n")
-
-
-class Tracer(_OnlineTracer):
-    """:class:`mtcabench.evaluate.Tracer` (see there) whose :meth:`explain` returns an
-    :class:`ExplainedGraph`: ``print(tracer.explain(...))`` shows the tree."""
-
-    def explain(self, turn: int | None = None,
-                span: str | tuple[int, int] | TargetSpan | None = None, *,
-                method: str = DEFAULT_METHOD) -> ExplainedGraph:
-        graph = super().explain(turn, span, method=method)
-        target = self.target(turn, span)
-        explanation = Explanation(self.conversation, [target], {method: [graph]},
-                                  model=self.loaded.name, scorer=self.scorer.name,
-                                  settings=self.settings)
-        return ExplainedGraph.of(explanation, 0, method)
-
-    explain.__doc__ = _OnlineTracer.explain.__doc__
 
 
 def explain(

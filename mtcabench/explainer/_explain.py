@@ -34,6 +34,7 @@ from mtcabench.model import (
     span_id,
 )
 from mtcabench.transcripts import (
+    check_text,
     choose,
     conversations_from_value,
     read_transcript,
@@ -168,6 +169,8 @@ def as_conversation(messages: Messages, select: str | None = None,
     Anthropic request...: any format of :mod:`mtcabench.transcripts`, recognised from its
     shape unless ``format`` names it)."""
     if isinstance(messages, Conversation):
+        for t in messages.turns:  # built in Python: its text has not been read as messages
+            check_text(t, f"conversation {messages.id}, turn {t.index}")
         return messages
     if isinstance(messages, (str, Path)):
         return read_transcript(messages, select, format)

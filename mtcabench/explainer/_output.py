@@ -16,7 +16,7 @@ from rich.tree import Tree
 
 from mtcabench.errors import InputError
 from mtcabench.explainer._explain import Explanation
-from mtcabench.io import all_or_nothing, atomic_write
+from mtcabench.io import all_or_nothing, atomic_write, check_output_path
 from mtcabench.model import Edge, EdgeKind, Role, TargetSpan
 from mtcabench.render import Drawing, Graph, to_html
 from mtcabench.terminal import plain
@@ -127,11 +127,22 @@ def output_paths(targets: Sequence[TargetSpan], methods: Iterable[str], out: str
     return [out / JSON_NAME] + [out / page_name(t, m) for t in targets for m in methods]
 
 
-def write_explanation(explanation: Explanation, out: str | Path) -> list[Path]:
-    """Write ``explain.json`` and one HTML page per target and method into folder ``out``."""
+def check_output_folder(out: str | Path, paths: Iterable[Path] = ()) -> None:
+    """Refuse (InputError) an output folder that exists and is not a folder, or one of its
+    ``paths`` (:func:`output_paths`) that cannot be written as a file (a folder, a link):
+    what a command checks before it runs anything, so that a model is not run for nothing."""
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise InputError(f"{out}: exists and is not a folder; choose another --out")
+    if out.is_dir():
+        for path in paths:
+            check_output_path(path)
+
+
+def write_explanation(explanation: Explanation, out: str | Path) -> list[Path]:
+    """Write ``explain.json`` and one HTML page per target and method into folder ``out``."""
+    out = Path(out)
+    check_output_folder(out)
     out.mkdir(parents=True, exist_ok=True)
     paths = output_paths(explanation.targets, explanation.graphs, out)
     with all_or_nothing():  # explain.json and its pages appear together, or none of them

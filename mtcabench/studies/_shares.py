@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mtcabench.benchmark import Benchmark
+from mtcabench.errors import InputError
 from mtcabench.evaluate import TARGET, Attributor, Part, Tokengeist, TraceSettings, model_shares
+from mtcabench.io import iter_json_lines
 from mtcabench.model import BenchmarkSpan, Conversation
 
 AGGREGATES = ("max", "sum")
@@ -127,10 +129,13 @@ def load_cache(path: Path) -> dict[str, dict]:
     """Complete lines of the shares cache by conversation id (a torn last line is ignored)."""
     out: dict[str, dict] = {}
     if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines(keepends=True):
-            if line.endswith("\n") and line.strip():
-                obj = json.loads(line)
-                out[obj["conversation_id"]] = obj
+        # io's one reader: split at \n only, one number policy, a bad line one InputError.
+        for lineno, obj in iter_json_lines(path, torn_tail=True):
+            cid = obj.get("conversation_id")
+            if not isinstance(cid, str):
+                raise InputError.at(path, "a shares line without its conversation_id; remove "
+                                    "the line (or the file) to compute it again", line=lineno)
+            out[cid] = obj
     return out
 
 

@@ -86,7 +86,7 @@ from mtcabench.transcripts._tau2 import read_tau2
 from mtcabench.transcripts._taubench import conversation_id as taubench_id
 from mtcabench.transcripts._taubench import read_taubench
 from mtcabench.transcripts._taubench import run_conversation as taubench_conversation
-from mtcabench.transcripts._turns import TurnBuilder
+from mtcabench.transcripts._turns import TurnBuilder, check_text
 
 __all__ = [
     "BUILT_IN",
@@ -119,6 +119,7 @@ __all__ = [
     "read_taubench",
     "read_transcript",
     "register_format",
+    "check_text",
     "target_span",
     "tau2_id",
     "taubench_conversation",

@@ -39,7 +39,8 @@ def target_span(
             raise InputError(f"{where}: an empty span text")
         start = text.find(span)
         if start < 0:
-            raise InputError(f"{where}: {span!r} does not occur in turn {turn} "
+            # A bounded excerpt of both: a span may be any length (100 KB made a 100 KB line).
+            raise InputError(f"{where}: {_excerpt(span)!r} does not occur in turn {turn} "
                              f"({_excerpt(text)!r})")
         end = start + len(span)
     elif span is None:
@@ -50,7 +51,8 @@ def target_span(
         raise InputError(f"{where}: span {start}-{end} is not inside turn {turn}'s text "
                          f"(0-{len(text)}, start before end)")
     if isinstance(span, TargetSpan) and span.text != text[start:end]:
-        raise InputError(f"{where}: span text {span.text!r} is not at {start}:{end} of turn {turn}")
+        raise InputError(f"{where}: span text {_excerpt(span.text)!r} is not at {start}:{end} "
+                         f"of turn {turn}")
     return TargetSpan(turn=turn, start=start, end=end, text=text[start:end])
 
 

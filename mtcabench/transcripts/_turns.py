@@ -94,6 +94,34 @@ def tool_call(call_id: Any, name: Any, arguments: Any, here: str,
     return ToolCall(id=call_id, name=name, arguments=call_arguments(arguments, here))
 
 
+def _texts(turn: Turn) -> Iterable[tuple[str, str]]:
+    """(what, text) of every text of a turn: its content, names, ids and call arguments."""
+    yield "content", turn.content
+    yield "name", turn.name or ""
+    yield "tool_call_id", turn.tool_call_id or ""
+    for call in turn.tool_calls:
+        yield f"call {call.id[:40]!r}", call.id + call.name
+        yield f"the arguments of call {call.id[:40]!r}", json.dumps(call.arguments,
+                                                                    ensure_ascii=False)
+
+
+def check_text(turn: Turn, here: str) -> None:
+    """Refuse (InputError at ``here``) a turn whose text holds a lone surrogate: half of a
+    UTF-16 pair, no character (a Python string cut inside an emoji, or decoded from bytes that
+    are not UTF-8). A tokenizer fails on it with a TypeError; files never give one (the JSON
+    reader refuses the escape), Python values can. The one check of text entering as
+    messages: every reader's turns (through :class:`TurnBuilder`, live ones included) and a
+    conversation given as it is (the explainer's input)."""
+    for what, text in _texts(turn):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InputError(f"{here}: a lone surrogate {text[exc.start]!r} in its {what} at "
+                             f"character {exc.start}: half of a UTF-16 pair is no character "
+                             "(was the text cut inside an emoji?); remove it or give the "
+                             "whole character") from None
+
+
 class TurnBuilder:
     """Turns read so far, in order, and the calls they issued (see the module docstring)."""
 
@@ -138,6 +166,7 @@ class TurnBuilder:
             turn = Turn(index=len(self.turns), **fields)
         except ValidationError as exc:
             raise InputError(f"{here}: {format_validation_error(exc)}") from None
+        check_text(turn, here)
         self.append(turn)
         return turn
 

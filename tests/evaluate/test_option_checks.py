@@ -6,13 +6,14 @@ line with exit code 3 (no model loaded, no benchmark read, nothing written)."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from mtcabench.cli import app
 from mtcabench.errors import ExitCode
-from mtcabench.evaluate import AblationSettings, AttnTraceSettings, TraceSettings
+from mtcabench.evaluate import AblationSettings, AT2Settings, AttnTraceSettings, TraceSettings
 from mtcabench.evaluate._settings import MAX_ABLATION_PASSES, SettingsError
 from mtcabench.io import MAX_SEED
 
@@ -30,6 +31,8 @@ runner = CliRunner()
     (AblationSettings, "alpha", -0.1, "ablation alpha"),
     (AblationSettings, "keep", math.nan, "ablation keep"),
     (AttnTraceSettings, "subsamples", 100_000, "AttnTrace subsamples"),
+    (AT2Settings, "weights", "", "AT2 weights: an empty path"),
+    (AT2Settings, "weights", "  ", "AT2 weights: an empty path"),
 ])
 def test_out_of_range_settings_are_refused(settings, field, value, words):
     with pytest.raises(SettingsError, match=words):
@@ -48,6 +51,8 @@ def test_settings_in_range_are_kept():
     (["--ablation-passes", "100000000"], "ablation passes must be"),
     (["--ablation-alpha", "nan"], "ablation alpha"),
     (["--ablation-alpha", "inf"], "ablation alpha"),
+    (["--at2-weights", ""], "AT2 weights: an empty path"),
+    (["--at2-weights", "no-such-weights.json"], "--at2-weights: no-such-weights.json: no such file"),
 ])
 def test_trace_refuses_bad_option_values_before_any_work(tmp_path, args, words):
     res = runner.invoke(app, ["trace", "-b", str(tmp_path / "no-benchmark"), "--method",
@@ -55,6 +60,25 @@ def test_trace_refuses_bad_option_values_before_any_work(tmp_path, args, words):
     assert res.exit_code == ExitCode.BAD_INPUT, res.output
     assert words in res.output and "Traceback" not in res.output
     assert not (tmp_path / "o.jsonl").exists()
+
+
+@pytest.mark.parametrize("weights, words", [
+    ("", "AT2 weights: an empty path"),  # was read as the folder "." once the model had loaded
+    (".", "--at2-weights: .: is a folder, expected a file"),
+])
+def test_explain_refuses_an_at2_weights_path_before_the_model_loads(monkeypatch, weights, words):
+    from mtcabench.evaluate.attribution import _loading
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("the model was loaded before the weights path was checked")
+
+    monkeypatch.setattr(_loading, "load_model", no_model)
+    refund = Path(__file__).parents[1] / "transcripts" / "examples" / "refund_agent.json"
+    res = runner.invoke(app, ["explain", str(refund), "--scorer", "at2", "--at2-weights",
+                              weights])
+    assert res.exit_code == ExitCode.BAD_INPUT, res.output
+    lines = [x for x in res.output.splitlines() if x.strip()]
+    assert len(lines) == 1 and words in lines[0], res.output
 
 
 def test_score_refuses_a_negative_seed(tmp_path):

@@ -71,6 +71,17 @@ def test_json_is_split_into_fields_and_items_before_sentences():
         '[{"q": "say \\"}, [\\" twice"}, ', '{"r": 2}]']
 
 
+
+def test_tool_results_are_json_by_the_one_parser():
+    """Tool results were parsed with json.loads: a deeply nested one raised RecursionError
+    (a traceback in trace and explain), and NaN counted as JSON, which io's policy refuses."""
+    deep = "[" * 3000 + "]" * 3000
+    assert split_sentences(deep) == [(0, len(deep))]
+    for text in ('{"a": NaN, "b": 1}', '{"a": 1e999, "b": 1}'):
+        assert split_sentences(text) == [(0, len(text))], text  # not JSON: one sentence
+    fine = '{"a": 1.5, "b": 1}'
+    assert [fine[a:b] for a, b in split_sentences(fine)] == ['{"a": 1.5, ', '"b": 1}']
+
 def test_average_attention_sums_tokens_per_sentence():
     f = features([[0.1, 0.2, 0.3, 0.4], [0.4, 0.0, 0.0, 0.6]], [-1, 0, 0, 1], [True, True, False])
     got = AverageAttention().sentence_scores(f)

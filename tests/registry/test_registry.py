@@ -49,3 +49,29 @@ def test_built_in_entries_are_imported_on_first_use_only(tmp_path, monkeypatch):
     assert reg.get("lazy").__name__ == "Lazy"
     assert set(reg.load_all()) == {"lazy"}
     monkeypatch.delitem(sys.modules, "lazy_toy_module")
+
+
+def test_a_built_in_name_is_taken_before_its_module_is_imported(tmp_path, monkeypatch):
+    """Registering under a lazy built-in's name before the built-in was imported shadowed it
+    (the built-in's own registration then failed, or never ran)."""
+    (tmp_path / "lazy_toy_builtin.py").write_text(
+        "from tests_registry_target2 import REG\n"
+        "class Lazy:\n    name = 'lazy'\n"
+        "REG.register(Lazy)\n")
+    target = type(sys)("tests_registry_target2")
+    reg: Registry[type] = Registry("thing", lazy={"lazy": "lazy_toy_builtin",
+                                                  "gone": "no_such_module_anywhere"})
+    target.REG = reg
+    monkeypatch.setitem(sys.modules, "tests_registry_target2", target)
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    class Shadow:
+        name = "lazy"
+
+    with pytest.raises(ValueError, match="thing 'lazy' registered twice"):
+        reg.register(Shadow)
+    assert reg.get("lazy").__name__ == "Lazy"
+    with pytest.raises(ValueError, match="thing 'gone' is a built-in's name"):
+        reg.register(Shadow, "gone")
+    assert "gone" not in reg._entries
+    monkeypatch.delitem(sys.modules, "lazy_toy_builtin")

@@ -141,3 +141,22 @@ def test_scores_are_the_scorers(units, tmp_path):
             row = span_matrix([score_span(span, unit.conversation, graph.edges)])[0]
             assert got.score == pytest.approx(dict(zip(columns(), row)), abs=1e-6)
             assert got.span_id == span.id and got.lookups == 0
+
+
+def test_the_shares_cache_is_read_by_the_one_json_reader(tmp_path):
+    """The shares cache was read with str.splitlines and json.loads: a U+2028 inside a line cut
+    it in two, and a bad line was a traceback. Now: io's reader, a torn last line left out."""
+    from mtcabench.errors import InputError
+    from mtcabench.studies import load_cache
+
+    path = tmp_path / "shares.jsonl"
+    good = json.dumps({"conversation_id": "c\u2028one", "signature": "s", "shares": {}},
+                      ensure_ascii=False)
+    path.write_text(good + "\n" + '{"conversation_id": "torn', encoding="utf-8")
+    assert list(load_cache(path)) == ["c\u2028one"]
+    path.write_text(good + "\n" + '{"conversation_id": "c2", "seconds": NaN}\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"shares.jsonl:2: a number JSON cannot carry"):
+        load_cache(path)
+    path.write_text('{"signature": "s"}\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"shares.jsonl:1: a shares line without its conv"):
+        load_cache(path)

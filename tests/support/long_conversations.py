@@ -1,5 +1,7 @@
 """Long conversations for lineage's linear-time checks (tests/annotate/lineage and
-benchmarks/lineage_long.py): the TauBench runs laid end to end, and a paging agent."""
+benchmarks/lineage_long.py): the TauBench runs laid end to end, and a paging agent; and one
+answer listing a long search result, for the counterfactual draw
+(benchmarks/counterfactual_scaling.py)."""
 
 from __future__ import annotations
 
@@ -52,3 +54,29 @@ def cursor_chain(turns: int) -> Conversation:
         ]
         page += 1
     return Conversation(id=f"chain-{turns}", source="benchmark", domain="airline", turns=out)
+
+
+def _twelve(hms: str) -> str:
+    h, m = int(hms[:2]), int(hms[3:5])
+    return f"{(h % 12) or 12:02d}:{m:02d} {'AM' if h < 12 else 'PM'}"
+
+
+def flight_listing(n: int) -> Conversation:
+    """A search result of ``n`` flights (every field distinct across flights), then an answer
+    listing each, one line each: about 3 n^2 possible counterfactual edits (each of the
+    answer's values can become the same field of any other flight)."""
+    found = [{"flight_number": f"HAT{i:04d}", "origin": "JFK", "destination": "SEA",
+              "scheduled_departure_time_est": f"{i % 24:02d}:{(i // 24) % 60:02d}:00",
+              "prices": {"economy": 100 + i, "business": 5000 + 3 * i}} for i in range(n)]
+    answer = "Here are the flights:\n" + "\n".join(
+        f"- {f['flight_number']} departs at {_twelve(f['scheduled_departure_time_est'])}, "
+        f"economy ${f['prices']['economy']}" for f in found)
+    call = ToolCall(id="c1", name="search_direct_flight",
+                    arguments={"origin": "JFK", "destination": "SEA", "date": "2024-05-20"})
+    turns = [Turn(index=0, role=Role.SYSTEM,
+                  content="Policy. The current time is 2024-05-15 15:00:00 EST."),
+             Turn(index=1, role=Role.USER, content="Flights from JFK to SEA on 2024-05-20."),
+             Turn(index=2, role=Role.ASSISTANT, content="", tool_calls=[call]),
+             Turn(index=3, role=Role.TOOL, content=json.dumps(found), tool_call_id="c1"),
+             Turn(index=4, role=Role.ASSISTANT, content=answer)]
+    return Conversation(id=f"listing-{n}", source="benchmark", domain="airline", turns=turns)

@@ -153,3 +153,38 @@ def test_the_live_reader_reads_ahead_without_recording():
     reader.append(ahead[0])
     reader.done()
     assert reader.read({"role": "tool", "tool_call_id": "c1", "content": "r"})[0].name == "f"
+
+
+LONE = "\ud83d"  # the first half of the pair of "😀": a string cut inside an emoji
+
+
+@pytest.mark.parametrize("message, what", [
+    ({"role": "user", "content": f"My order {LONE} is R-1."}, "content at character 9"),
+    ({"role": "assistant", "content": None, "tool_calls": [{
+        "id": "c1", "type": "function",
+        "function": {"name": "find", "arguments": {"q": f"R-1{LONE}"}}}]},
+     "the arguments of call 'c1'"),
+])
+def test_a_lone_surrogate_in_a_message_is_one_input_error(message, what):
+    """Python values can hold half of a UTF-16 pair (a file cannot: the JSON reader refuses
+    the escape); a tokenizer failed on it with a TypeError. Every reader, the live one too,
+    refuses it where the message's turns are built, naming the message."""
+    messages = [{"role": "system", "content": "Be brief."}, message]
+    with pytest.raises(InputError, match=rf"message 1: a lone surrogate '\\ud83d' in its {what}"):
+        conversations_from_value(messages)
+    reader = LiveReader("tracer t")
+    reader.add(messages[0])
+    with pytest.raises(InputError, match=rf"tracer t, message 1: a lone surrogate .* {what}"):
+        reader.add(message)
+    assert len(reader.turns) == 1
+
+
+def test_a_conversation_given_as_it_is_is_checked_too():
+    from mtcabench.explainer import as_conversation
+    from mtcabench.model import Conversation, Role, Turn
+
+    conv = Conversation(id="c", source="test", domain="d", turns=[
+        Turn(index=0, role=Role.USER, content="Hi"),
+        Turn(index=1, role=Role.ASSISTANT, content=f"Hello {LONE}")])
+    with pytest.raises(InputError, match=r"conversation c, turn 1: a lone surrogate"):
+        as_conversation(conv)

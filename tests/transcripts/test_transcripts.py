@@ -302,6 +302,41 @@ def test_cli_bad_input_is_one_line_and_exit_3():
     assert res.exit_code == ExitCode.BAD_INPUT and "does not occur in turn 9" in res.output
 
 
+def test_a_long_span_that_does_not_occur_is_quoted_as_a_bounded_excerpt():
+    """A 100,000-character --span made a 100 KB error line: the message quotes its start."""
+    res = CliRunner().invoke(app, ["explain", str(REFUND), "--turn", "9",
+                                   "--span", "R-0 " + "x" * 100_000])
+    assert res.exit_code == ExitCode.BAD_INPUT, res.output[:300]
+    lines = [x for x in res.output.splitlines() if x.strip()]
+    assert len(lines) == 1 and len(lines[0]) < 400, lines[0][:300]
+    assert "'R-0 xxx" in lines[0] and "does not occur in turn 9" in lines[0]
+    conv = read_transcript(REFUND)
+    span = target_span(conv, 9, "R-99120").model_copy(update={"text": "y" * 100_000})
+    with pytest.raises(InputError, match="is not at") as err:
+        target_span(conv, 9, span)
+    assert len(str(err.value)) < 400
+
+
+
+def test_a_bad_out_is_refused_before_anything_is_explained(tmp_path, monkeypatch):
+    """--out naming a file (or a page path that is a folder) was refused only when the pages
+    were written, after the model had run."""
+    import mtcabench.explainer
+
+    def not_now(*args, **kwargs):
+        raise AssertionError("explained before --out was checked")
+
+    monkeypatch.setattr(mtcabench.explainer, "explain_conversation", not_now)
+    a_file = tmp_path / "a-file"
+    a_file.write_text("mine\n")
+    res = CliRunner().invoke(app, ["explain", str(REFUND), "--out", str(a_file)])
+    assert res.exit_code == ExitCode.BAD_INPUT, res.output
+    assert "exists and is not a folder" in res.output and a_file.read_text() == "mine\n"
+    (tmp_path / "out" / "explain.json").mkdir(parents=True)
+    res = CliRunner().invoke(app, ["explain", str(REFUND), "--out", str(tmp_path / "out")])
+    assert res.exit_code == ExitCode.BAD_INPUT, res.output
+    assert "explain.json: is a folder" in res.output
+
 def test_cli_refuses_to_overwrite_its_input(tmp_path):
     copy = tmp_path / "explain.json"
     copy.write_text(REFUND.read_text())

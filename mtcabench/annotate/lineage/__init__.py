@@ -66,6 +66,7 @@ from mtcabench.annotate.lineage._config import EXCLUDE_REASONS as EXCLUDE_REASON
 from mtcabench.annotate.lineage._config import SKIP_REASONS as SKIP_REASONS
 from mtcabench.annotate.lineage._counterfactual import (
     COUNTERFACTUAL_VERSION,
+    check_real_conversations,
     conversation_counterfactuals,
     propose_counterfactuals,
 )
@@ -89,6 +90,7 @@ __all__ = [
     "LineageSummary",
     "Value",
     "classify",
+    "check_real_conversations",
     "conversation_counterfactuals",
     "lineage_annotator",
     "make_value",

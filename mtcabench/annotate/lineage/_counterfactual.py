@@ -29,15 +29,18 @@ from __future__ import annotations
 import hashlib
 import random
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date, time
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 from mtcabench.annotate.lineage._config import LineageConfig, LineageSummary
 from mtcabench.annotate.lineage._tracing import Tracer
 from mtcabench.annotate.lineage._values import make_value
+from mtcabench.errors import InputError
 from mtcabench.graph import check_graph
 from mtcabench.model import (
     Annotator,
@@ -82,24 +85,45 @@ def propose_counterfactuals(
     if per_conversation < 1:
         raise ValueError(f"per_conversation must be at least 1, got {per_conversation}")
     for conv in conversations:
+        check_real_conversations([conv])
         yield from conversation_counterfactuals(conv, per_conversation=per_conversation,
                                                 seed=seed)
+
+
+def check_real_conversations(conversations: Iterable[Conversation],
+                             path: str | Path | None = None) -> None:
+    """Refuse (InputError naming the file, when given, and the record) a conversation that is
+    itself an edit (``counterfactual_of`` in its metadata): edits of edits would be counted
+    as hallucinations of a real run. The first one found is named."""
+    for conv in conversations:
+        of = conv.metadata.get("counterfactual_of")
+        if of is None:
+            continue
+        reason = (f"is a counterfactual edit of {str(of)[:80]!r} (written by annotate "
+                  "counterfactual), "
+                  "not a real conversation; give the real conversations file (the one "
+                  "without counterfactual_of in the metadata)")
+        if path is not None:
+            raise InputError.at(path, reason, record=conv.id)
+        raise InputError(f"conversation {conv.id}: {reason}")
 
 
 def conversation_counterfactuals(conv: Conversation, *, per_conversation: int = 3,
                                  seed: int = 0) -> list[tuple[Conversation, Candidate]]:
     """The counterfactual edits of one conversation, in turn and offset order."""
     tracer = Tracer(conv, LineageConfig(), LineageSummary())
-    ranked = _ranked(list(_possible_edits(tracer)), random.Random(_seed_of(seed, conv.id)))
+    rng = random.Random(_seed_of(seed, conv.id))
     out: list[tuple[_Edit, tuple[Conversation, Candidate]]] = []
-    for edit in ranked:
+    taken: set[tuple[int, int]] = set()  # one edit of a value
+    for edit in _drawn(tracer, _slots(tracer), rng, taken):
         if len(out) >= per_conversation:
             break
-        if any((e.turn, e.start) == (edit.turn, edit.start) for e, _ in out):
-            continue  # one edit of a value
+        if (edit.turn, edit.start) in taken:
+            continue
         made = _make(tracer, edit)
         if made is not None:
             out.append((edit, made))
+            taken.add((edit.turn, edit.start))
     out.sort(key=lambda pair: (pair[0].turn, pair[0].start))
     return [made for _, made in out]
 
@@ -107,6 +131,26 @@ def conversation_counterfactuals(conv: Conversation, *, per_conversation: int = 
 def _seed_of(seed: int, conv_id: str) -> int:
     """A seed per conversation that does not depend on the order or number of the others."""
     return int.from_bytes(hashlib.sha256(f"{seed}:{conv_id}".encode()).digest()[:8], "big")
+
+
+#: Up to this many possible edits (values x other entities, before any is checked), every one
+#: is checked and the draw is among the exact ones (the draw of counterfactual-v1, kept so
+#: that its edits, the 328 of the TauBench runs and their hand-check, stay as they were).
+#: Above it the draw checks only what it draws: one answer listing the 300 flights of a
+#: search result holds about 270,000 possible edits, and checking them all took 46 s.
+EXHAUSTIVE_DRAW = 5_000
+
+
+def _drawn(tracer: Tracer, slots: list[_Slot], rng: random.Random,
+           taken: set[tuple[int, int]]) -> Iterator[_Edit]:
+    """Exact edits in the order they are tried: a field not yet drawn first, then an answer
+    turn not yet drawn, then the rest, each a seeded draw. ``taken``: the values already
+    edited (the caller's), whose other edits are not drawn."""
+    if sum(s.count for s in slots) <= EXHAUSTIVE_DRAW:
+        yield from _ranked([e for s in slots for k in range(s.count)
+                            if (e := _edit(tracer, s, s.other(k))) is not None], rng)
+        return
+    yield from _lazy_draw(tracer, slots, rng, taken)
 
 
 def _ranked(edits: list[_Edit], rng: random.Random) -> list[_Edit]:
@@ -129,7 +173,86 @@ def _ranked(edits: list[_Edit], rng: random.Random) -> list[_Edit]:
     return first + second + rest
 
 
+def _lazy_draw(tracer: Tracer, slots: list[_Slot], rng: random.Random,
+               taken: set[tuple[int, int]]) -> Iterator[_Edit]:
+    """The order of :func:`_ranked` drawn one edit at a time, each checked only when drawn:
+    per field (in a seeded order) a random exact edit of it, then per answer turn not yet
+    drawn one, then random exact edits. A random edit is a random value of the group
+    (one with other entities left), then one of its other entities not drawn yet: each draw
+    and each removal costs O(1), so the work grows with the edits drawn, not with all."""
+    left = [s.count for s in slots]
+    swapped: list[dict[int, int]] = [{} for _ in slots]  # a Fisher-Yates shuffle, lazily
+
+    def draw(group: list[int]) -> _Edit | None:
+        while group:
+            i = rng.randrange(len(group))
+            k = group[i]
+            s = slots[k]
+            if left[k] == 0 or (s.turn, s.start) in taken:
+                group[i] = group[-1]  # spent: out of this group for good
+                group.pop()
+                continue
+            n = left[k]
+            j = rng.randrange(n)
+            pick = swapped[k].get(j, j)
+            swapped[k][j] = swapped[k].get(n - 1, n - 1)
+            left[k] = n - 1
+            edit = _edit(tracer, s, s.other(pick))
+            if edit is not None:
+                return edit
+        return None
+
+    by_field: dict[str, list[int]] = {}
+    by_turn: dict[int, list[int]] = {}
+    for k, s in enumerate(slots):
+        by_field.setdefault(s.field, []).append(k)
+        by_turn.setdefault(s.turn, []).append(k)
+    fields = list(by_field)
+    rng.shuffle(fields)
+    turns: set[int] = set()
+    for f in fields:
+        if (edit := draw(by_field[f])) is not None:
+            turns.add(edit.turn)
+            yield edit
+    rest = [t for t in by_turn if t not in turns]
+    rng.shuffle(rest)
+    for t in rest:
+        if (edit := draw(by_turn[t])) is not None:
+            yield edit
+    everything = list(range(len(slots)))
+    while (edit := draw(everything)) is not None:
+        yield edit
+
+
 # --------------------------------------------------------------------------- finding edits
+@dataclass(frozen=True)
+class _Slot:
+    """A value an edit may replace: where it stands in an answer turn, its text there, the
+    tool result it was read from, the leaf giving it there (its path, its field's name), and
+    the leaves of the same field in that result (``peers``, shared by the slots of one field,
+    never copied: the others are the possible replacements, in the result's order)."""
+
+    turn: int
+    start: int
+    end: int
+    original: str
+    source: int
+    path: tuple
+    leaf: Any
+    field: str
+    peers: list[tuple[tuple, Any]]
+    at: int  # this slot's leaf in ``peers``
+
+    @property
+    def count(self) -> int:
+        """How many other entities give the field."""
+        return len(self.peers) - 1
+
+    def other(self, k: int) -> Any:
+        """The ``k``-th other entity's leaf (0 <= k < count), the slot's own skipped."""
+        return self.peers[k + (k >= self.at)][1]
+
+
 def _leaves(obj: Any, path: tuple = ()) -> Iterator[tuple[tuple, Any]]:
     """``(path, leaf)`` of a JSON value; a path holds dict keys and list indices."""
     if isinstance(obj, dict):
@@ -142,24 +265,43 @@ def _leaves(obj: Any, path: tuple = ()) -> Iterator[tuple[tuple, Any]]:
         yield path, obj
 
 
-def _entity_step(a: Any, b: Any) -> bool:
-    """Whether two path steps name two entities of one collection: two list items, or two
-    entries of a dict keyed by ids (``gift_card_3576581``, ``credit_card_4421486``)."""
-    if isinstance(a, int) and isinstance(b, int):
-        return True
-    return (isinstance(a, str) and isinstance(b, str)
-            and any(ch.isdigit() for ch in a) and any(ch.isdigit() for ch in b))
+def _step_kind(a: Any) -> Any:
+    """A path step as a field sees it: a list index, or a key naming an entity by its id
+    (``gift_card_3576581``, ``credit_card_4421486``), stands for any other of its kind, so
+    that two leaves are the same field of two entities exactly when their paths read alike
+    step by step."""
+    if isinstance(a, int):
+        return 0
+    return 1 if any(ch.isdigit() for ch in a) else ("", a)
 
 
-def _siblings(path: tuple, leaves: list[tuple[tuple, Any]]) -> list[tuple[tuple, Any]]:
-    """Leaves of the same field as ``path`` in other entities of the same result."""
-    out = []
-    for q, leaf in leaves:
-        if len(q) != len(path) or q == path:
-            continue
-        if all(x == y or _entity_step(x, y) for x, y in zip(path, q, strict=True)):
-            out.append((q, leaf))
-    return out
+@dataclass
+class _Result:
+    """A tool result's leaves indexed once: the first leaf of each value key, and the leaves
+    by field (their paths read through :func:`_step_kind`), in the result's order, and where
+    in its field each first leaf stands."""
+
+    first: dict[str, tuple[tuple, Any]]
+    fields: dict[tuple, list[tuple[tuple, Any]]]
+    at: dict[tuple, int]
+
+
+def _result(tracer: Tracer, p: int, memo: dict[int, _Result | None]) -> _Result | None:
+    if p in memo:
+        return memo[p]
+    is_json, data = tracer.tool_data(p)
+    found = None
+    if is_json:
+        found = _Result({}, {}, {})
+        for path, leaf in _leaves(data):
+            peers = found.fields.setdefault(tuple(map(_step_kind, path)), [])
+            peers.append((path, leaf))
+            v = make_value(leaf)
+            if v is not None and v.key not in found.first:
+                found.first[v.key] = (path, leaf)
+                found.at[path] = len(peers) - 1
+    memo[p] = found
+    return found
 
 
 def field_name(path: tuple) -> str:
@@ -182,11 +324,14 @@ def _origin(tracer: Tracer, c: int, key: str) -> int | None:
         node = p
 
 
-def _possible_edits(tracer: Tracer) -> Iterator[_Edit]:
+def _slots(tracer: Tracer) -> list[_Slot]:
+    """Every value of an answer that a tool result gives for one entity of several, in turn
+    and offset order (each tool result's leaves indexed once, not once per value)."""
+    results: dict[int, _Result | None] = {}
+    out = []
     for c, turn in enumerate(tracer.turns):
         if turn.role is not Role.ASSISTANT or not turn.content.strip():
             continue
-        content = turn.content
         done: set[str] = set()
         for start, end, key in tracer.content_matches(c):
             if key in done:
@@ -195,40 +340,37 @@ def _possible_edits(tracer: Tracer) -> Iterator[_Edit]:
             p = _origin(tracer, c, key)
             if p is None or tracer.turns[p].role is not Role.TOOL:
                 continue
-            is_json, data = tracer.tool_data(p)
-            if not is_json:
+            result = _result(tracer, p, results)
+            if result is None or key not in result.first:
                 continue
-            leaves = list(_leaves(data))
-            original = content[start:end]
-            for path, leaf in leaves:
-                v = make_value(leaf)
-                if v is None or v.key != key:
-                    continue
-                for _, other in _siblings(path, leaves):
-                    edit = _edit(tracer, c, start, end, original, leaf, other, path, p)
-                    if edit is not None:
-                        yield edit
-                break  # the first leaf of the value names its field
+            path, leaf = result.first[key]  # the first leaf of the value names its field
+            peers = result.fields[tuple(map(_step_kind, path))]
+            if len(peers) > 1:
+                out.append(_Slot(c, start, end, turn.content[start:end], p, path, leaf,
+                                 field_name(path), peers, result.at[path]))
+    return out
 
 
-def _edit(tracer: Tracer, c: int, start: int, end: int, original: str, leaf: Any,
-          other: Any, path: tuple, p: int) -> _Edit | None:
+def _edit(tracer: Tracer, slot: _Slot, other: Any) -> _Edit | None:
+    """The edit of ``slot`` to ``other`` when it is exact, else None."""
+    c, start = slot.turn, slot.start
     v = make_value(other)
-    if v is None or v.key == make_value(leaf).key or v.key not in tracer.values:
+    if v is None or v.key == make_value(slot.leaf).key or v.key not in tracer.values:
         return None
     if tracer.known_from[v.key] >= c:
         return None
-    replacement = written_like(original, leaf, other)
-    if replacement is None or replacement == original:
+    replacement = written_like(slot.original, slot.leaf, other)
+    if replacement is None or replacement == slot.original:
         return None
     if tracer.turns_holding(c, v.key) > tracer.config.max_value_turns:
         return None  # lineage would not trace it either (frequent-value)
     content = tracer.turns[c].content
-    for lo, hi in tracer.clauses(c):
-        if lo <= start < hi and re.search(
-                rf"(?<![\w]){re.escape(replacement)}(?![\w])", content[lo:hi]):
-            return None  # its clause states it already: "HAT136 (HAT136)" is no claim
-    return _Edit(c, start, end, original, replacement, field_name(path), p, v.key)
+    spans = tracer.clauses(c)
+    i = bisect_right(spans, (start, float("inf"))) - 1  # clauses do not overlap: one holds it
+    if i >= 0 and spans[i][0] <= start < spans[i][1] and re.search(
+            rf"(?<![\w]){re.escape(replacement)}(?![\w])", content[spans[i][0]:spans[i][1]]):
+        return None  # its clause states it already: "HAT136 (HAT136)" is no claim
+    return _Edit(c, start, slot.end, slot.original, replacement, slot.field, slot.source, v.key)
 
 
 # --------------------------------------------------------------------------- writing values

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mtcabench.errors import InputError
+from mtcabench.errors import InputError, needs_extra
 from mtcabench.io import loads
 
 #: The default model's short name.
@@ -249,6 +249,7 @@ def clear_model_memo() -> None:
         _MEMO.clear()
 
 
+@needs_extra("the evaluator")  # every model is loaded here: one line naming the extra
 def load_model(
     name: str = DEFAULT_MODEL,
     *,

@@ -169,6 +169,11 @@ class AT2Settings:
     weights: str | None = setting(None, "AT2 per-head weights (default: the shipped file for "
                                   "the default model).", path=True)
 
+    def __post_init__(self):
+        if self.weights is not None and not str(self.weights).strip():
+            raise SettingsError("AT2 weights: an empty path; give the weights file (written by "
+                                "`mtcabench at2-learn`), or leave it out for the shipped one")
+
 
 @register_scorer
 class AT2(BaseScorer):

@@ -19,9 +19,10 @@ pools the units of a segment, its units are the evidence.
 
 from __future__ import annotations
 
-import json
 import re
 from bisect import bisect_right
+
+from mtcabench.io import JSONError, loads
 
 _BOUNDARY = re.compile(r"(?<=[.!?])\s+|\n+")
 _BLANK = " \t\r\n"
@@ -80,8 +81,10 @@ def json_unit_starts(text: str) -> list[int]:
     if not body or body[0] not in "{[" or len(text) > MAX_JSON_CHARS:
         return []
     try:
-        json.loads(body)
-    except ValueError:  # RecursionError is a ValueError too
+        # The one JSON parser (io.loads): its number policy (NaN is no JSON) and its depth
+        # bound, under which the recursive scan below stays (json.loads raised RecursionError).
+        loads(body)
+    except JSONError:
         return []
     starts: list[int] = []
     try:

@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from mtcabench.annotate.lineage import conversation_counterfactuals, propose_counterfactuals
+from mtcabench.annotate.lineage import _counterfactual
 from mtcabench.annotate.lineage._counterfactual import field_name, written_like
 from mtcabench.graph import check_graph
 from mtcabench.cli import app
-from mtcabench.errors import ExitCode
+from mtcabench.errors import ExitCode, InputError
 from mtcabench.io import dump_record, read_records, write_records
 from mtcabench.model import Candidate, Conversation, Role, SpanOrigin, ToolCall, Turn
+from tests.support.long_conversations import flight_listing
 
 
 def build(*specs, cid="t/2") -> Conversation:
@@ -147,3 +150,60 @@ def test_the_command_writes_candidates_and_their_conversations(tmp_path):
                                    str(tmp_path / "x.jsonl"), "--conversations-out",
                                    str(tmp_path / "x.jsonl")])
     assert res.exit_code == ExitCode.USAGE and not (tmp_path / "x.jsonl").exists()
+
+
+def test_a_long_listing_checks_only_the_edits_it_draws(monkeypatch):
+    """An answer listing 100 flights holds about 30,000 possible edits: the draw checks those
+    it draws (checking them all first made 300 flights take 46 s), and still spreads them."""
+    checked = []
+    check = _counterfactual._edit
+    monkeypatch.setattr(_counterfactual, "_edit", lambda *a: checked.append(a) or check(*a))
+    conv = flight_listing(100)
+    made = conversation_counterfactuals(conv, per_conversation=3, seed=1)
+    assert 3 <= len(checked) < 100
+    assert len({c.counterfactual.field for _, c in made}) == 3  # a field not yet drawn first
+    for edited, cand in made:
+        assert check_graph(cand.graph, edited, cand.span, record=cand.id) == []
+        assert edited.turns[4].content[cand.span.start:cand.span.end] == cand.span.text
+    again = conversation_counterfactuals(conv, per_conversation=3, seed=1)
+    assert [c.id for _, c in again] == [c.id for _, c in made]
+    # every value of the answer is a value that may be drawn; none is edited twice
+    many = conversation_counterfactuals(conv, per_conversation=40, seed=2)
+    assert len(many) == 40 and len({(c.span.turn, c.span.start) for _, c in many}) == 40
+
+
+def test_a_bad_output_path_is_refused_before_any_file_is_replaced(tmp_path):
+    """--out in a folder that does not exist: the file at --conversations-out was replaced
+    first (the user's file gone, edits without their candidates left)."""
+    convs = tmp_path / "conversations.jsonl"
+    write_records(convs, [search_conv()])
+    edited = tmp_path / "cf-conversations.jsonl"
+    edited.write_text("the user's own file\n", encoding="utf-8")
+    res = CliRunner().invoke(app, ["annotate", "counterfactual", "--in", str(convs), "--out",
+                                   str(tmp_path / "missing" / "cf.jsonl"),
+                                   "--conversations-out", str(edited)])
+    assert res.exit_code == ExitCode.BAD_INPUT, res.output
+    assert "folder" in res.output and "does not exist" in res.output
+    assert edited.read_text(encoding="utf-8") == "the user's own file\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cf-conversations.jsonl",
+                                                         "conversations.jsonl"]
+
+
+def test_its_own_output_is_refused_as_real_conversations(tmp_path):
+    convs = tmp_path / "conversations.jsonl"
+    write_records(convs, [search_conv()])
+    out, edited = tmp_path / "cf.jsonl", tmp_path / "cf-conversations.jsonl"
+    args = ["annotate", "counterfactual", "--in", str(convs), "--out", str(out),
+            "--conversations-out", str(edited)]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    res = CliRunner().invoke(app, ["annotate", "counterfactual", "--in", str(edited), "--out",
+                                   str(tmp_path / "cf2.jsonl"), "--conversations-out",
+                                   str(tmp_path / "cf2-conversations.jsonl")])
+    assert res.exit_code == ExitCode.BAD_INPUT, res.output
+    lines = [x for x in res.output.splitlines() if x.strip()]
+    assert len(lines) == 1 and str(edited.name) in lines[0], res.output
+    assert "(record t/cf/counterfactual-4-" in lines[0] and "counterfactual edit of 't/cf'" \
+        in lines[0]
+    assert not (tmp_path / "cf2.jsonl").exists()
+    with pytest.raises(InputError, match="counterfactual edit of"):
+        list(propose_counterfactuals(read_records(edited, Conversation)))
