@@ -326,13 +326,17 @@ def hallucination_rules(rules: dict[str, dict]) -> list[str]:
                          f"{v['correct']}/{v['checked']}" if v else "not checked",
                          f"{100 * v['share']:.1f}%" if v else "-",
                          f"{100 * v['wilson'][0]:.1f}%-{100 * v['wilson'][1]:.1f}%" if v else "-"])
+    read = {version: v.get("data", "") for r in rules.values()
+            for version, v in (r.get("handcheck") or {}).items()}
     return ["### Hallucinations by rule", "",
             "Each hallucination span was decided by an exact rule (its candidate's rationale "
             "names it); the hand-check files of the rules versions "
             "(`mtcabench/resources/lineage/handcheck-<version>.json`) give the share of checked "
             "spans found correct and its 95% Wilson interval.", "",
             *_table(["rule", "origin", "spans", "by domain", "hand-check", "correct", "share",
-                     "95% Wilson interval"], rows)]
+                     "95% Wilson interval"], rows),
+            *([*[f"- `{version}` was checked on: {data}" for version, data in
+                 sorted(read.items())], ""] if read else [])]
 
 
 #: The type rule, with one example of each type from the TauBench airline runs (gpt-4o):

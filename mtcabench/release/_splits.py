@@ -167,7 +167,8 @@ def _handchecked(rules: dict[str, dict[str, Any]], spans: list[BenchmarkSpan],
             rule = x.get("rule") or rule_of(by_id.get(x["id"]))
             r = rules.setdefault(rule, {"spans": 0, "by_domain": {}, "origin": "real"})
             hc = r.setdefault("handcheck", {})
-            v = hc.setdefault(version.split("+")[0], {"checked": 0, "correct": 0})
+            v = hc.setdefault(version.split("+")[0], {"checked": 0, "correct": 0,
+                                                      "data": check.get("data", "")})
             v["checked"] += 1
             v["correct"] += x["verdict"] == "correct"
     for r in rules.values():

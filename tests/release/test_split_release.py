@@ -160,3 +160,35 @@ def test_verify_refuses_a_card_whose_splits_name_other_files(two_domains):
     assert len(problems) == 4 and len(retail) == 1
     assert "dev: data/spans/taubench/retail-dev2.parquet" in retail[0]
     assert "dev: data/spans/taubench/retail-dev.parquet" in retail[0]
+
+
+def test_hallucinations_by_rule_read_the_hand_check_of_any_rules_version(monkeypatch):
+    """A later rules version's hand-check file (lineage-v4's, say) is read as lineage-v3's:
+    per rule the checked, the correct, the share and its Wilson interval; a checked span's
+    rule is its own ``rule`` there, else its candidate's rationale's head."""
+    from types import SimpleNamespace
+
+    from mtcabench import resources
+    from mtcabench.release._card import hallucination_rules, wilson
+    from mtcabench.release._splits import _handchecked
+
+    check = {"data": "tau2-bench retail", "spans": [
+        {"id": "a", "dependency_type": "hallucination", "rule": "record claim",
+         "verdict": "correct"},
+        {"id": "b", "dependency_type": "hallucination", "verdict": "edge-error"},
+        {"id": "c", "dependency_type": "direct", "verdict": "correct"}]}
+    monkeypatch.setattr(resources, "lineage_handcheck",
+                        lambda v: check if v.split("+")[0] == "lineage-v9" else None)
+    spans = [SimpleNamespace(annotator=SimpleNamespace(rules_version="lineage-v9+retail"))]
+    rules = _handchecked({"record claim": {"spans": 3, "by_domain": {"retail": 3},
+                                           "origin": "real"}},
+                         spans, {"b": SimpleNamespace(rationale="contradiction: 'x' where")})
+    assert rules["record claim"]["handcheck"] == {"lineage-v9": {
+        "checked": 1, "correct": 1, "data": "tau2-bench retail", "share": 1.0,
+        "wilson": list(wilson(1, 1))}}
+    assert rules["contradiction"]["spans"] == 0
+    assert rules["contradiction"]["handcheck"]["lineage-v9"]["correct"] == 0
+    card = "\n".join(hallucination_rules(rules))
+    assert "| record claim | real | 3 | retail 3 | `lineage-v9` | 1/1 | 100.0% | 20.7%-100.0% |" \
+        in card
+    assert "- `lineage-v9` was checked on: tau2-bench retail" in card
