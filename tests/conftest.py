@@ -40,6 +40,7 @@ SLOW_MARKERS = ("model", "browser", "llm_server", "label_studio", "slow", "real_
 #: nothing: a test that asks only for them runs in the fast lane.
 MARKED_BY_FIXTURE = {"loaded": "model", "taubench_airline": "real_runs",
                      "taubench_release": "real_runs", "tau2_results": "real_runs",
+                     "release_2": "real_runs",
                      "small_disk": "slow"}
 
 
@@ -92,6 +93,43 @@ def taubench_release(taubench_airline, tmp_path_factory) -> tuple[Path, Path]:
            "--out", reviewed)
     invoke("release", "build", "--version", "2.0.0", "--reviewed", reviewed,
            "--conversations", all_convs, "--candidates", all_cands, "--out", d / "release")
+    return d, d / "release" / "2.0.0"
+
+
+@pytest.fixture(scope="session")
+def release_2(taubench_airline, tau2_results, tmp_path_factory) -> tuple[Path, Path]:
+    """Release 2.0 from every source, as docs/release.md builds it: the 200 TauBench runs and
+    the 663 tau2-bench runs, lineage and the counterfactual split, auto-accepted, built
+    --split-by-task with the cap of 50 spans per conversation: (its working folder, the
+    release folder). About 5 minutes on the shared 2-core machine: built once per session."""
+    from typer.testing import CliRunner
+
+    from mtcabench.cli import app
+
+    runner = CliRunner()
+
+    def invoke(*args) -> None:
+        res = runner.invoke(app, [str(a) for a in args])
+        assert res.exit_code == 0, res.output
+
+    d = tmp_path_factory.mktemp("release-2")
+    tb, t2, convs = d / "taubench.jsonl", d / "tau2.jsonl", d / "conversations.jsonl"
+    invoke("ingest", "taubench", taubench_airline, "--out", tb)
+    invoke("ingest", "tau2", *sorted(tau2_results.glob("*-*.json")), "--out", t2)
+    convs.write_bytes(tb.read_bytes() + t2.read_bytes())
+    cands, reviewed = d / "candidates.jsonl", d / "reviewed.jsonl"
+    cf_convs, cf_cands = d / "cf-conversations.jsonl", d / "cf-candidates.jsonl"
+    all_convs, all_cands = d / "all-conversations.jsonl", d / "all-candidates.jsonl"
+    invoke("annotate", "lineage", "--in", convs, "--out", cands)
+    invoke("annotate", "counterfactual", "--in", convs, "--out", cf_cands,
+           "--conversations-out", cf_convs)
+    all_convs.write_bytes(convs.read_bytes() + cf_convs.read_bytes())
+    all_cands.write_bytes(cands.read_bytes() + cf_cands.read_bytes())
+    invoke("review", "auto-accept", "--candidates", all_cands, "--conversations", all_convs,
+           "--out", reviewed)
+    invoke("release", "build", "--version", "2.0.0", "--reviewed", reviewed,
+           "--conversations", all_convs, "--candidates", all_cands, "--out", d / "release",
+           "--split-by-task", "--max-spans-per-conversation", "50")
     return d, d / "release" / "2.0.0"
 
 

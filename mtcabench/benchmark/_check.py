@@ -29,6 +29,7 @@ from mtcabench.benchmark._manifest import (
     CHECKSUMS_NAME,
     MANIFEST_NAME,
     SPLIT,
+    ConfigFiles,
     ReleaseManifest,
     read_manifest,
 )
@@ -74,6 +75,28 @@ def data_problems(folder: Path, manifest: ReleaseManifest, found: list[str]) -> 
             problems.append(f"{MANIFEST_NAME}: config {config.name!r} has {config.rows} rows, "
                             f"but its files hold {total}; the data files are not the ones it "
                             "was built with: download or rebuild the release")
+        problems += _split_problems(config, rows)
+    return problems
+
+
+def _split_problems(config: ConfigFiles, rows: dict[str, int | None]) -> list[str]:
+    """Where a config's splits are not its files cut in parts: every file in exactly one
+    split, each split's rows those of its files (the loader reads the config's files, a
+    ``datasets`` user its splits: both must read the same rows)."""
+    if config.splits is None:
+        return []
+    problems = []
+    named = [f for s in config.splits for f in s.files]
+    if sorted(named) != sorted(config.files):
+        problems.append(f"{MANIFEST_NAME}: config {config.name!r}: its splits name "
+                        f"{', '.join(sorted(named)) or 'no file'}, not its files "
+                        f"{', '.join(sorted(config.files))} once each: rebuild the release")
+    for split in config.splits:
+        held = [rows.get(f) for f in split.files]
+        if None not in held and sum(held) != split.rows:  # type: ignore[arg-type]
+            problems.append(f"{MANIFEST_NAME}: config {config.name!r} split {split.name!r} has "
+                            f"{split.rows} rows, but its files hold {sum(held)}: rebuild "
+                            "the release")  # type: ignore[arg-type]
     return problems
 
 
@@ -130,7 +153,8 @@ def card_problems(folder: Path, manifest: ReleaseManifest, found: list[str]) -> 
     for config in configs if isinstance(configs, list) else []:
         if isinstance(config, dict) and isinstance(config.get("config_name"), str):
             card[config["config_name"]] = _card_files(config.get("data_files"))
-    wanted = {c.name: sorted(c.files) for c in manifest.configs}
+    wanted = {c.name: {k: sorted(v) for k, v in c.split_files().items()}
+              for c in manifest.configs}
     problems = []
     for name in sorted(wanted.keys() | card.keys()):
         if name not in card:
@@ -139,25 +163,38 @@ def card_problems(folder: Path, manifest: ReleaseManifest, found: list[str]) -> 
             problems.append(f"{CARD_NAME}: config {name!r}, which {MANIFEST_NAME} does not "
                             "have")
         elif card[name] != wanted[name]:
-            problems.append(f"{CARD_NAME}: config {name!r} names "
-                            f"{', '.join(card[name] or ['no file'])}; {MANIFEST_NAME} names "
-                            f"{', '.join(wanted[name])}")
+            problems.append(f"{CARD_NAME}: config {name!r} names {_shown(card[name])}; "
+                            f"{MANIFEST_NAME} names {_shown(wanted[name])}")
     if problems:
         problems[-1] += ("; the card is not the one built with this release (`datasets` "
                          "would read other files): rebuild the release")
     return problems
 
 
-def _card_files(data_files: object) -> list[str] | None:
-    """The files of a card config's one split (``test``), sorted; None for any other shape."""
-    if not isinstance(data_files, list) or len(data_files) != 1 or \
-            not isinstance(data_files[0], dict) or data_files[0].get("split") != SPLIT:
+def _card_files(data_files: object) -> dict[str, list[str]] | None:
+    """Split -> the files of a card config's split, sorted; None for any other shape."""
+    if not isinstance(data_files, list) or not data_files:
         return None
-    paths = data_files[0].get("path")
-    paths = [paths] if isinstance(paths, str) else paths
-    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
-        return None
-    return sorted(paths)
+    out: dict[str, list[str]] = {}
+    for entry in data_files:
+        if not isinstance(entry, dict) or not isinstance(entry.get("split"), str) or \
+                entry["split"] in out:
+            return None
+        paths = entry.get("path")
+        paths = [paths] if isinstance(paths, str) else paths
+        if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+            return None
+        out[entry["split"]] = sorted(paths)
+    return out
+
+
+def _shown(split_files: dict[str, list[str]] | None) -> str:
+    """A config's files as a message names them: the split's only when there is one (test)."""
+    if not split_files:
+        return "no file"
+    if list(split_files) == [SPLIT]:
+        return ", ".join(split_files[SPLIT]) or "no file"
+    return "; ".join(f"{k}: {', '.join(v)}" for k, v in split_files.items())
 
 
 def _first_line(exc: BaseException) -> str:

@@ -21,8 +21,18 @@ MANIFEST_NAME = "release.json"
 CARD_NAME = "README.md"
 CHECKSUMS_NAME = "CHECKSUMS.sha256"
 CHANGELOG_NAME = "CHANGELOG.md"
-#: The one split of every config: the benchmark is for evaluation only.
+#: The one split of every config of a release built without ``--split-by-task``.
 SPLIT = "test"
+
+
+class SplitFiles(BaseModel):
+    """One split of a config (``train``, ``dev``, ``test``): its data files and rows."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="Split name, as passed to load_dataset(split=...).")
+    files: list[str] = Field(description="Its data files, relative to the release folder.")
+    rows: int = Field(description="Number of rows.")
 
 
 class ConfigFiles(BaseModel):
@@ -35,6 +45,15 @@ class ConfigFiles(BaseModel):
     source: str | None = Field(default=None, description="Only this source's rows, if set.")
     files: list[str] = Field(description="Data files, relative to the release folder.")
     rows: int = Field(description="Number of rows.")
+    splits: list[SplitFiles] | None = Field(
+        default=None, description="The splits by task (--split-by-task); None: one split, test, "
+        "of all the files.")
+
+    def split_files(self) -> dict[str, list[str]]:
+        """Split name -> its files, as the card's ``data_files`` name them."""
+        if self.splits is None:
+            return {SPLIT: list(self.files)}
+        return {s.name: list(s.files) for s in self.splits}
 
 
 class ReleaseManifest(Record):
@@ -62,7 +81,13 @@ class ReleaseManifest(Record):
 
 
 def write_manifest(folder: Path, manifest: ReleaseManifest) -> None:
-    text = json.dumps(manifest.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+    data = manifest.model_dump(mode="json")
+    for config in data["configs"]:
+        # A release of one split writes no `splits`, so that its release.json is byte for byte
+        # what it was before splits existed (scripts/release_fingerprint.py).
+        if config["splits"] is None:
+            del config["splits"]
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     (folder / MANIFEST_NAME).write_text(text, encoding="utf-8")
 
 

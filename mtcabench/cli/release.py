@@ -28,17 +28,36 @@ def build(
     scores: list[Path] = typer.Option([], "--scores", help="A score report of `mtcabench "
                                       "score` on this release (its .score.json), shown in the "
                                       "card beside the model-free floors (repeatable)."),
+    split_by_task: bool = typer.Option(
+        False, "--split-by-task", help="Splits train/dev/test by task (the studies' rule: no "
+        "task on two sides; every trial kept, in its task's split) and a config per domain "
+        "and `all`; without it, one split `test` as in 1.x."),
+    max_spans: int | None = typer.Option(
+        None, "--max-spans-per-conversation", min=1, help="Release at most this many spans of "
+        "one conversation, drawn by --cap-seed; the card says how many were removed per "
+        "domain."),
+    cap_seed: int = typer.Option(0, "--cap-seed", help="Seed of the draw of "
+                                 "--max-spans-per-conversation."),
 ) -> None:
     """Validate every accepted span and write OUT/VERSION; refuse the whole release on any failure."""
     from mtcabench.release import build_release
 
     built = build_release(version, reviewed, conversations, out=out, candidates=candidates,
-                          force=force, scores=scores)
+                          force=force, scores=scores, split_by_task=split_by_task,
+                          max_spans_per_conversation=max_spans, cap_seed=cap_seed)
     st, rv = built.manifest.statistics, built.manifest.review
     err_console.print(
         f"release {shown(version)}: {st['spans']} spans in {st['conversations']} conversations -> "
         f"{shown(built.folder)} ({rv['human_spans']} decided by a person, {rv['auto_spans']} "
         "accepted automatically)", soft_wrap=True)
+    if "splits" in st:
+        for domain, by in st["splits"].items():
+            err_console.print(f"  {shown(domain)}: " + ", ".join(
+                f"{k} {v['tasks']} tasks, {v['conversations']} conversations, {v['spans']} "
+                "spans" for k, v in by.items()), soft_wrap=True)
+    if "cap" in st:
+        err_console.print(f"  cap {st['cap']['max_spans_per_conversation']} spans per "
+                          f"conversation removed {st['cap']['removed']} spans", soft_wrap=True)
 
 
 @group.command("verify")

@@ -23,8 +23,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from mtcabench._version import __version__
-from mtcabench.benchmark import (CARD_NAME, CHANGELOG_NAME, ConfigFiles, ReleaseManifest,
-                                 read_manifest, write_checksums, write_manifest)
+from mtcabench.benchmark import (CARD_NAME, CHANGELOG_NAME, SPLITS, ConfigFiles,
+                                 ReleaseManifest, SplitFiles, read_manifest, write_checksums,
+                                 write_manifest)
 from mtcabench.benchmark.tables import (CONVERSATION_FEATURES, conversation_row,
                                         span_features, span_from_row, span_row)
 from mtcabench.errors import InputError, ValidationFailed
@@ -38,6 +39,8 @@ from mtcabench.release._floors import floor_rows, floors_section, read_score_rep
 from mtcabench.release._inputs import read_candidates, read_conversations, read_decisions
 from mtcabench.release._parquet import WRITER_SETTINGS, read_rows, write_parquet
 from mtcabench.release._select import SELECTION_RULE, Selection, select
+from mtcabench.release._splits import (cap_spans, conversation_split, domain_violations,
+                                       split_statistics)
 from mtcabench.release._stats import recipe, review_statistics, span_statistics
 from mtcabench.release._validate import credential_violations, validate_released
 
@@ -74,6 +77,9 @@ def build_release(
     candidates: str | Path | None = None,
     force: bool = False,
     scores: Sequence[str | Path] = (),
+    split_by_task: bool = False,
+    max_spans_per_conversation: int | None = None,
+    cap_seed: int = 0,
 ) -> BuiltRelease:
     """Validate every accepted span and write ``<out>/<version>/``; refuse on any failure.
 
@@ -82,9 +88,16 @@ def build_release(
     ``candidates`` (optional) the Candidate records, read for the recipe only; ``scores``
     (optional) score reports of ``mtcabench score`` on this release, shown in the card's Floors
     section beside the model-free floors. An existing version is refused unless ``force``.
-    Raises ValidationFailed listing every failure.
+    ``split_by_task``: splits train/dev/test by task and a config per domain (see
+    :mod:`mtcabench.release._splits`); without it a release is as 1.x built it, one split
+    ``test``. ``max_spans_per_conversation``: release at most that many spans of one
+    conversation, drawn by ``cap_seed``. Raises ValidationFailed listing every failure.
     """
     check_version(version)
+    if max_spans_per_conversation is not None and max_spans_per_conversation < 1:
+        raise InputError(f"--max-spans-per-conversation {max_spans_per_conversation}: give at "
+                         "least 1 (or leave it out for no cap)")
+    layout = Layout(split_by_task, max_spans_per_conversation, cap_seed)
     out = Path(out)
     target = out / version
     check_outputs_are_not_inputs([reviewed, conversations, candidates, *scores],
@@ -98,16 +111,25 @@ def build_release(
         # and SIGHUP unwind like Ctrl-C, so that the half-built folder is removed.
         with claim_output(target), stop_signals_unwind():
             return _build(version, Path(reviewed), Path(conversations), out, target,
-                          candidates, force, scores)
+                          candidates, force, scores, layout)
     finally:
         if created_out:  # refused (or stopped) before the release was in place
             with contextlib.suppress(OSError):
                 out.rmdir()
 
 
+@dataclass(frozen=True)
+class Layout:
+    """How the release is cut: splits by task, and the cap on spans per conversation."""
+
+    split_by_task: bool = False
+    cap: int | None = None
+    cap_seed: int = 0
+
+
 def _build(version: str, reviewed: Path, conversations: Path, out: Path, target: Path,
            candidates: str | Path | None, force: bool, scores: Sequence[str | Path],
-           ) -> BuiltRelease:
+           layout: Layout) -> BuiltRelease:
     failures: list[Violation] = []
     if target.exists() and not force:
         failures.append(Violation(str(target), "version-exists",
@@ -129,6 +151,15 @@ def _build(version: str, reviewed: Path, conversations: Path, out: Path, target:
     # Only the conversations that are released are published: those are the ones checked.
     failures += credential_violations(convs[cid] for cid in sorted({s.conversation_id
                                                                     for s in spans}))
+    if layout.split_by_task:
+        failures += domain_violations((convs[cid] for cid in sorted({s.conversation_id
+                                                                     for s in spans})),
+                                      sorted({s.source for s in spans}))
+    capped = None
+    if layout.cap is not None:
+        # before the score reports are read: a report scores the released (capped) spans
+        spans, capped = cap_spans(spans, layout.cap, layout.cap_seed,
+                                  lambda cid: convs[cid].domain)
     evaluated, bad = read_score_reports([Path(p) for p in scores], spans)
     failures += bad
     if not selection.released and not selection.failures:
@@ -150,7 +181,7 @@ def _build(version: str, reviewed: Path, conversations: Path, out: Path, target:
         os.chmod(tmp, 0o755)  # mkdtemp makes it private; a release folder is for sharing
         floors = floors_section(spans, floor_rows(spans, convs), evaluated)
         manifest = _write_folder(tmp, out, version, spans, released_convs, selection, cands,
-                                 floors)
+                                 floors, layout, capped)
         _move_into_place(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -160,14 +191,113 @@ def _build(version: str, reviewed: Path, conversations: Path, out: Path, target:
 
 def _write_folder(folder: Path, out: Path, version: str, spans: list[BenchmarkSpan],
                   convs: list[Conversation], selection: Selection,
-                  cands: list[Candidate] | None, floors: list[str]) -> ReleaseManifest:
+                  cands: list[Candidate] | None, floors: list[str], layout: Layout,
+                  capped: dict | None) -> ReleaseManifest:
     sources = sorted({c.source for c in convs})
     (folder / "data" / "spans").mkdir(parents=True)
     (folder / "data" / "conversations").mkdir(parents=True)
+    span_columns = span_features(spans)
+    if layout.split_by_task:
+        configs, nbytes = _write_split_tables(folder, sources, spans, convs, span_columns)
+    else:
+        configs, nbytes = _write_tables(folder, sources, spans, convs, span_columns)
+    statistics = span_statistics(spans, convs)
+    if layout.split_by_task:
+        statistics.update(split_statistics(spans, convs, cands))
+    if capped is not None:
+        statistics["cap"] = capped
+
+    previous = _changelog.find_previous(out, version)
+    changes = None
+    if previous is not None:
+        old_spans, old_convs = _read_previous(previous)
+        changes = _changelog.compare(old_spans, spans, old_convs, {c.id for c in convs})
+    review = review_statistics(selection, spans)
+    manifest = ReleaseManifest(
+        version=version,
+        builder=f"mtcabench {__version__}",
+        previous_version=previous.name if previous else None,
+        configs=configs,
+        statistics=statistics,
+        review=review,
+        recipe=recipe(spans, cands, review),
+        licenses={s: SOURCES[s]["license"] for s in sources},
+        selection_rule=SELECTION_RULE,
+        parquet_writer=WRITER_SETTINGS,
+    )
+    write_manifest(folder, manifest)
+    features = {"spans": span_columns, "conversations": CONVERSATION_FEATURES}
+    (folder / CARD_NAME).write_text(render_card(manifest, features, nbytes, floors),
+                                    encoding="utf-8")
+    changelog = _changelog.render(version, manifest.previous_version, changes, len(spans),
+                                  len(convs), _changelog.read_earlier_changelog(previous))
+    (folder / CHANGELOG_NAME).write_text(changelog, encoding="utf-8")
+    write_checksums(folder)
+    return manifest
+
+
+def _write_split_tables(folder: Path, sources: list[str], spans: list[BenchmarkSpan],
+                        convs: list[Conversation], span_columns,
+                        ) -> tuple[list[ConfigFiles], dict[str, int]]:
+    """The tables cut by source, domain and split (``data/<table>/<source>/<domain>-<split>``),
+    and the configs: ``spans``, ``conversations``, ``all``, per domain and per source, each
+    with the splits it holds. ``nbytes`` is keyed by config and by ``config/split``."""
+    # (table, source, domain, split, file, rows, bytes) of every file written
+    files: list[tuple[str, str, str, str, str, int, int]] = []
+    for source in sources:
+        (folder / "data" / "spans" / source).mkdir()
+        (folder / "data" / "conversations" / source).mkdir()
+        for domain in sorted({c.domain for c in convs if c.source == source}):
+            for split in SPLITS:
+                cs = [c for c in convs if c.source == source and c.domain == domain
+                      and conversation_split(c.id) == split]
+                if not cs:
+                    continue
+                ids = {c.id for c in cs}
+                ss = [s for s in spans if s.conversation_id in ids]
+                span_file = f"data/spans/{source}/{domain}-{split}.parquet"
+                conv_file = f"data/conversations/{source}/{domain}-{split}.parquet"
+                t = write_parquet(folder / span_file, (span_row(s) for s in ss), span_columns)
+                files.append(("spans", source, domain, split, span_file, len(ss), t.nbytes))
+                t = write_parquet(folder / conv_file, (conversation_row(c) for c in cs),
+                                  CONVERSATION_FEATURES)
+                files.append(("conversations", source, domain, split, conv_file, len(cs),
+                              t.nbytes))
+    configs: list[ConfigFiles] = []
+    nbytes: dict[str, int] = {}
+
+    def config(name: str, table: str, keep, source: str | None = None) -> None:
+        mine = [f for f in files if f[0] == table and keep(f)]
+        splits = [SplitFiles(name=sp, files=[f[4] for f in mine if f[3] == sp],
+                             rows=sum(f[5] for f in mine if f[3] == sp))
+                  for sp in SPLITS if any(f[3] == sp for f in mine)]
+        configs.append(ConfigFiles(name=name, table=table, source=source,
+                                   files=[f[4] for f in mine], rows=sum(f[5] for f in mine),
+                                   splits=splits))
+        nbytes[name] = sum(f[6] for f in mine)
+        for sp in SPLITS:
+            nbytes[f"{name}/{sp}"] = sum(f[6] for f in mine if f[3] == sp)
+
+    config("spans", "spans", lambda f: True)
+    config("conversations", "conversations", lambda f: True)
+    config("all", "spans", lambda f: True)
+    for domain in sorted({c.domain for c in convs}):
+        config(domain, "spans", lambda f, d=domain: f[2] == d)
+        config(f"{domain}-conversations", "conversations", lambda f, d=domain: f[2] == d)
+    for source in sources:
+        config(source, "spans", lambda f, s=source: f[1] == s, source)
+        config(f"{source}-conversations", "conversations", lambda f, s=source: f[1] == s,
+               source)
+    return configs, nbytes
+
+
+def _write_tables(folder: Path, sources: list[str], spans: list[BenchmarkSpan],
+                  convs: list[Conversation], span_columns,
+                  ) -> tuple[list[ConfigFiles], dict[str, int]]:
+    """The 1.x layout: one file per source and table, one split (``test``)."""
     configs: list[ConfigFiles] = []
     nbytes: dict[str, int] = {}
     per_source: list[tuple[ConfigFiles, ConfigFiles]] = []
-    span_columns = span_features(spans)
     for source in sources:
         span_file = f"data/spans/{source}.parquet"
         conv_file = f"data/conversations/{source}.parquet"
@@ -189,34 +319,7 @@ def _write_folder(folder: Path, out: Path, version: str, spans: list[BenchmarkSp
     nbytes["conversations"] = sum(nbytes[c.name] for _, c in per_source)
     for sc, cc in per_source:
         configs += [sc, cc]
-
-    previous = _changelog.find_previous(out, version)
-    changes = None
-    if previous is not None:
-        old_spans, old_convs = _read_previous(previous)
-        changes = _changelog.compare(old_spans, spans, old_convs, {c.id for c in convs})
-    review = review_statistics(selection, spans)
-    manifest = ReleaseManifest(
-        version=version,
-        builder=f"mtcabench {__version__}",
-        previous_version=previous.name if previous else None,
-        configs=configs,
-        statistics=span_statistics(spans, convs),
-        review=review,
-        recipe=recipe(spans, cands, review),
-        licenses={s: SOURCES[s]["license"] for s in sources},
-        selection_rule=SELECTION_RULE,
-        parquet_writer=WRITER_SETTINGS,
-    )
-    write_manifest(folder, manifest)
-    features = {"spans": span_columns, "conversations": CONVERSATION_FEATURES}
-    (folder / CARD_NAME).write_text(render_card(manifest, features, nbytes, floors),
-                                    encoding="utf-8")
-    changelog = _changelog.render(version, manifest.previous_version, changes, len(spans),
-                                  len(convs), _changelog.read_earlier_changelog(previous))
-    (folder / CHANGELOG_NAME).write_text(changelog, encoding="utf-8")
-    write_checksums(folder)
-    return manifest
+    return configs, nbytes
 
 
 def _read_previous(previous: Path) -> tuple[list[BenchmarkSpan], set[str]]:

@@ -27,6 +27,7 @@ from mtcabench.benchmark import (
     CHECKSUMS_NAME,
     MANIFEST_NAME,
     SPLIT,
+    SPLITS,
     ReleaseManifest,
 )
 from mtcabench.graph import RULES
@@ -79,14 +80,19 @@ def card_header(manifest: ReleaseManifest, features: dict[str, Features],
               "tokengeist", "mtcabench"],
     )
     MetadataConfigs({
-        c.name: {"data_files": [{"split": SPLIT, "path": c.files}],
+        c.name: {"data_files": [{"split": k, "path": v} for k, v in c.split_files().items()],
                  **({"default": True} if c.name == "spans" else {})}
         for c in manifest.configs
     }).to_dataset_card_data(data)
     infos = {}
     for c in manifest.configs:
         splits = SplitDict()
-        splits.add(SplitInfo(name=SPLIT, num_examples=c.rows, num_bytes=table_bytes[c.name]))
+        if c.splits is None:
+            splits.add(SplitInfo(name=SPLIT, num_examples=c.rows,
+                                 num_bytes=table_bytes[c.name]))
+        for sp in c.splits or []:
+            splits.add(SplitInfo(name=sp.name, num_examples=sp.rows,
+                                 num_bytes=table_bytes[f"{c.name}/{sp.name}"]))
         infos[c.name] = DatasetInfo(features=features[c.table], splits=splits,
                                     dataset_size=table_bytes[c.name])
     DatasetInfosDict(infos).to_dataset_card_data(data)
@@ -172,13 +178,9 @@ def card_values(manifest: ReleaseManifest, floors: Sequence[str] = ()) -> dict[s
         "conversations": str(st["conversations"]),
         "provenance": _block(_provenance(manifest)),
         "floors": _block(floors),
-        "configurations": _block(_table(["config", "rows", "what", "files"], [
-            [f"`{c.name}`", c.rows,
-             ("spans" if c.table == "spans" else "conversations") +
-             (f" of {c.source}" if c.source else ", all sources"),
-             ", ".join(f"`{f}`" for f in c.files)]
-            for c in manifest.configs
-        ])),
+        "configurations": _block(_configurations(manifest)),
+        "split_rule": _split_rule(manifest),
+        "domains": _block(domain_sections(st)),
         # origin and counterfactual are columns only of releases holding counterfactual spans
         "span_fields": _block(_fields(BenchmarkSpan, {}, () if "by_origin" in st
                                       else ("origin", "counterfactual"))),
@@ -231,6 +233,110 @@ def card_values(manifest: ReleaseManifest, floors: Sequence[str] = ()) -> dict[s
         "previous": f" ({manifest.previous_version})" if manifest.previous_version else "",
         "builder": manifest.builder,
     }
+
+
+def _configurations(manifest: ReleaseManifest) -> list[str]:
+    """The configs table: with a column of rows per split in a release split by task."""
+    def what(c) -> str:
+        return (("spans" if c.table == "spans" else "conversations")
+                + (f" of {c.source}" if c.source else ", all sources"))
+
+    if not any(c.splits for c in manifest.configs):
+        return _table(["config", "rows", "what", "files"], [
+            [f"`{c.name}`", c.rows, what(c), ", ".join(f"`{f}`" for f in c.files)]
+            for c in manifest.configs])
+    domains = set(manifest.statistics.get("splits", {}))
+
+    def what2(c) -> str:
+        base = c.name.removesuffix("-conversations")
+        if base in domains:
+            return f"{c.table} of the {base} domain"
+        return what(c)
+
+    return _table(["config", "rows", *SPLITS, "what"], [
+        [f"`{c.name}`", c.rows,
+         *[next((sp.rows for sp in c.splits or [] if sp.name == name), 0) for name in SPLITS],
+         what2(c)] for c in manifest.configs])
+
+
+def _split_rule(manifest: ReleaseManifest) -> str:
+    """The sentence after the configs table: the one split, or the split by task."""
+    if not any(c.splits for c in manifest.configs):
+        return "Each config has one split, `test`."
+    return (manifest.statistics.get("split_rule", "") + " The data files are cut by source, "
+            "domain and split: `data/<spans|conversations>/<source>/<domain>-<split>.parquet`.")
+
+
+def domain_sections(st: dict) -> list[str]:
+    """A release split by task: splits per domain, the cap, spans by domain x agent x type,
+    depth and hops per domain, hallucinations by rule with their hand-check."""
+    out: list[str] = []
+    if "splits" in st:
+        out += ["### Splits by domain", "", *_table(
+            ["domain", "split", "tasks", "conversations", "spans"],
+            [[d, name, v["tasks"], v["conversations"], v["spans"]]
+             for d, by in st["splits"].items() for name, v in by.items()])]
+    if "cap" in st:
+        cap = st["cap"]
+        out += ["### Cap per conversation", "",
+                f"At most **{cap['max_spans_per_conversation']} spans per conversation** are "
+                "released, so that a verbose conversation that repeats its values does not "
+                "outweigh its domain: where a conversation has more, that many are drawn by "
+                f"`random.Random(\"{cap['seed']}:<conversation id>\").sample` from its spans "
+                f"in text order. The cap removed {cap['removed']} spans:", "",
+                *_table(["domain", "conversations capped", "spans removed"],
+                        [[d, cap["conversations_capped_by_domain"][d], n]
+                         for d, n in cap["removed_by_domain"].items()])]
+    if "by_domain_agent_type" in st:
+        types = [t.value for t in DependencyType] + ["counterfactual"]
+        out += ["### Spans by domain, agent model and type", "",
+                f"{st['agents']} agent models in {len(st['by_domain_agent_type'])} domains. "
+                "The four types count real spans; `counterfactual` counts the counterfactual "
+                "spans (hallucinations made by an edit) apart.", "",
+                *_table(["domain", "agent model", *types, "all"],
+                        [[d, f"`{a}`", *[row[t] for t in types], sum(row.values())]
+                         for d, agents in st["by_domain_agent_type"].items()
+                         for a, row in agents.items()])]
+    if "hops_by_domain" in st:
+        def spread(v: list[int]) -> str:
+            return f"{v[1]} ({v[0]}-{v[2]})" if v else "-"
+
+        out += ["### Depth by domain: content hops beside call hops", "", *_table(
+            ["domain", "dependency type", "spans", "depth", "content hops",
+             "call-structure hops"],
+            [[d, t, h["spans"], spread(h["depth"]), spread(h["content_hops"]),
+              spread(h["structural_hops"])]
+             for d, by in st["hops_by_domain"].items() for t, h in by.items() if h["spans"]]),
+            "Median (least-most) of the gold paths, as in the table by type above.", ""]
+    if "hallucinations_by_rule" in st:
+        out += hallucination_rules(st["hallucinations_by_rule"])
+    return out
+
+
+def hallucination_rules(rules: dict[str, dict]) -> list[str]:
+    """Hallucination spans by the rule that decided them, with the hand-checked share and its
+    95% Wilson interval from each rules version's hand-check file."""
+    rows = []
+    for rule, r in rules.items():
+        checks = r.get("handcheck") or {"": None}
+        for version, v in checks.items():
+            rows.append([rule, r["origin"], r["spans"],
+                         ", ".join(f"{d} {n}" for d, n in r["by_domain"].items()) or "-",
+                         f"`{version}`" if version else "-",
+                         f"{v['correct']}/{v['checked']}" if v else "not checked",
+                         f"{100 * v['share']:.1f}%" if v else "-",
+                         f"{100 * v['wilson'][0]:.1f}%-{100 * v['wilson'][1]:.1f}%" if v else "-"])
+    read = {version: v.get("data", "") for r in rules.values()
+            for version, v in (r.get("handcheck") or {}).items()}
+    return ["### Hallucinations by rule", "",
+            "Each hallucination span was decided by an exact rule (its candidate's rationale "
+            "names it); the hand-check files of the rules versions "
+            "(`mtcabench/resources/lineage/handcheck-<version>.json`) give the share of checked "
+            "spans found correct and its 95% Wilson interval.", "",
+            *_table(["rule", "origin", "spans", "by domain", "hand-check", "correct", "share",
+                     "95% Wilson interval"], rows),
+            *([*[f"- `{version}` was checked on: {data}" for version, data in
+                 sorted(read.items())], ""] if read else [])]
 
 
 #: The type rule, with one example of each type from the TauBench airline runs (gpt-4o):

@@ -26,8 +26,11 @@ newer gold (lineage-v2) with either.
 TauBench conversation ``.../task-<id>/trial-<n>`` is **dev** when ``id mod 5 = 0`` (tasks 0, 5,
 ..., 45) and **test** when ``id mod 5 = 1`` (tasks 1, 6, ..., 46), in both cases trials 0 and 1
 only (the model pass is the cost: about 90 s per conversation on 2 shared cores); every other
-conversation is unused, kept unseen for later studies. A conversation without a task id is
-bucketed by the CRC-32 of its id. Settings are chosen on dev only; test figures are computed
+conversation is unused, kept unseen for later studies. A task id that is not a number (tau2-bench
+telecom names its tasks) is bucketed by the CRC-32 of the task's name, so that every agent's run
+of it lands in one split; a conversation without a task id by the CRC-32 of its id. The rule is
+the benchmark format's (:mod:`mtcabench.benchmark`), shared with a release built
+``--split-by-task``. Settings are chosen on dev only; test figures are computed
 once, for the chosen settings.
 
 **Cost.** The model runs once per conversation: one forward pass with average attention gives
@@ -55,6 +58,9 @@ alone (benchmarks/study_plan.py and benchmarks/study_tables.py are their command
 from __future__ import annotations
 
 from mtcabench.studies._domains import domain_gold, domain_table, domain_units
+# The split is the benchmark format's rule, shared with a release built --split-by-task.
+from mtcabench.benchmark import (DEV_BUCKETS, SPLITS, TEST_BUCKETS, TRAIN_BUCKETS, TRIALS,
+                                 split_of)
 from mtcabench.studies._grid import (
     GRID,
     PLATEAU,
@@ -113,18 +119,7 @@ from mtcabench.studies._shares import (
     load_cache,
     signature,
 )
-from mtcabench.studies._split import (
-    DEV_BUCKETS,
-    GOLD_DECIDED_AT,
-    SPLITS,
-    TEST_BUCKETS,
-    TRAIN_BUCKETS,
-    TRIALS,
-    build_gold,
-    by_conversation,
-    describe,
-    split_of,
-)
+from mtcabench.studies._split import GOLD_DECIDED_AT, build_gold, by_conversation, describe
 from mtcabench.studies._units import (
     FLOOR,
     Models,

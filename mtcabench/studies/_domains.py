@@ -32,7 +32,8 @@ from mtcabench.model import Conversation
 from mtcabench.results.metrics import columns
 from mtcabench.studies._plan import length
 from mtcabench.studies._results import StudyResult
-from mtcabench.studies._split import GOLD_DECIDED_AT, by_conversation, split_of
+from mtcabench.benchmark import split_of
+from mtcabench.studies._split import GOLD_DECIDED_AT, by_conversation
 from mtcabench.studies._tables import compare, diff_ci, md, spans_of, with_ci
 from mtcabench.studies._units import Unit
 

@@ -29,7 +29,8 @@ from mtcabench.studies._grid import (
 )
 from mtcabench.studies._report import render, write_docs
 from mtcabench.studies._shares import ShareTables, all_shares
-from mtcabench.studies._split import build_gold, by_conversation, describe, split_of
+from mtcabench.benchmark import split_of
+from mtcabench.studies._split import build_gold, by_conversation, describe
 
 DEFAULT_MODEL, DEFAULT_SCORER = "smollm2-135m-instruct", "avg-attention"
 

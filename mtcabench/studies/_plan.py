@@ -41,7 +41,8 @@ from mtcabench.evaluate import (
     TraceSettings,
 )
 from mtcabench.model import BenchmarkSpan, Conversation
-from mtcabench.studies._split import by_conversation, split_of
+from mtcabench.benchmark import split_of
+from mtcabench.studies._split import by_conversation
 from mtcabench.studies._units import SearchPoint, Unit
 
 #: The ablation curve's passes per conversation (K ablations + 1 pass).

@@ -1,10 +1,9 @@
 """The studies' gold and split: a release built from the real runs (or review decisions), and
-the train/dev/test split by TauBench task (so that no task's trials straddle it)."""
+the train/dev/test split by task (so that no task's trials straddle it), which is the benchmark
+format's rule (:func:`mtcabench.benchmark.split_of`), re-exported by mtcabench.studies."""
 
 from __future__ import annotations
 
-import re
-import zlib
 from collections import Counter
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -13,40 +12,8 @@ from pathlib import Path
 from mtcabench.io import write_records
 from mtcabench.model import BenchmarkSpan
 
-#: The split: task id mod 5 of each split, and the trials of dev and test used (every trial of
-#: a training task is a training conversation: only weights are learned there).
-DEV_BUCKETS, TEST_BUCKETS, TRIALS = frozenset({0}), frozenset({1}), frozenset({0, 1})
-TRAIN_BUCKETS = frozenset({2, 3, 4})
-SPLITS = ("train", "dev", "test")
-_TASK = re.compile(r"/task-([^/]+)/trial-(\d+)$")
-_NUMBER = re.compile(r"[0-9]+")
 #: Review decisions of the default gold carry this time, so that the gold is reproducible.
 GOLD_DECIDED_AT = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-def split_of(conversation_id: str) -> str | None:
-    """``train``, ``dev``, ``test`` or None (unused), by task (see mtcabench.studies).
-
-    A numeric task id goes by its value mod 5; a task named otherwise (tau2-bench's telecom
-    tasks) by the CRC-32 of its name, so that every agent's and trial's run of one task lands
-    in one split; an id without a task by its own CRC-32.
-    """
-    m = _TASK.search(conversation_id)
-    if m is None:
-        bucket = zlib.crc32(conversation_id.encode()) % 5
-    elif _NUMBER.fullmatch(m[1]):
-        bucket = int(m[1]) % 5
-    else:
-        bucket = zlib.crc32(m[1].encode()) % 5
-    if bucket in TRAIN_BUCKETS:
-        return "train"
-    if m and int(m[2]) not in TRIALS:
-        return None
-    if bucket in DEV_BUCKETS:
-        return "dev"
-    if bucket in TEST_BUCKETS:
-        return "test"
-    return None
 
 
 def build_gold(out: Path, raw: Path | None, conversations: Path | None,
