@@ -72,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
             units = domain_units(bench, args.split, args.per_group)
             log(f"{len(units)} conversations, {sum(len(u.spans) for u in units)} spans")
             run_units(units, store, models=Models(), lock=args.lock, log=log)
-        table = domain_table([r for _, r in store.results()], bench, args.split)
+        table = domain_table([r for _, r in store.results()], bench, args.split,
+                             args.per_group)
         print(table)
         if args.write_docs and table:
             write_docs(args.write_docs, table, f"<!-- domains-{args.split}:begin -->",

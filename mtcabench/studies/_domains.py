@@ -93,12 +93,13 @@ def domain_units(bench: Benchmark, split: str, per_group: int) -> list[Unit]:
     return units
 
 
-def domain_table(results: Sequence[StudyResult], bench: Benchmark, split: str) -> str:
-    """The table of the module docstring, from the result files of ``split`` (and the gold's
-    conversations, for each one's domain, agent model and span types)."""
+def domain_table(results: Sequence[StudyResult], bench: Benchmark, split: str,
+                 per_group: int) -> str:
+    """The table of the module docstring, from the result files of the sample's units (and
+    the gold's conversations, for each one's domain, agent model and span types)."""
+    sample = {u.conversation.id for u in domain_units(bench, split, per_group)}
     units = [r for r in results if r.split == split and r.scorer == SCORER
-             and r.setting == SETTING and r.seed == 0
-             and r.conversation_id in bench.conversations]
+             and r.setting == SETTING and r.seed == 0 and r.conversation_id in sample]
     if not units:
         return ""
     spans = bench.span_index()
@@ -116,6 +117,9 @@ def domain_table(results: Sequence[StudyResult], bench: Benchmark, split: str) -
             a, b = tg.take(ids), fl.take(ids)
             f, _, n_conv = compare(a, b)
             g, _, _ = compare(b, None)
+            if n_conv < 2:  # resampling one conversation gives no interval, only its value
+                for fig in (*f.values(), *g.values()):
+                    fig.low = fig.high = fig.diff_low = fig.diff_high = fig.p = None
             rows.append([title if kind == "all" else "", kind, f"{n_conv} / {len(ids)}",
                          with_ci(f["edge_f1"]), with_ci(g["edge_f1"]), diff_ci(f["edge_f1"]),
                          with_ci(f["original_recall"]), with_ci(g["original_recall"]),
@@ -125,7 +129,7 @@ def domain_table(results: Sequence[StudyResult], bench: Benchmark, split: str) -
              "recall with 95% conversation-clustered bootstrap intervals (1,000 resamples); "
              "the difference Tokengeist - flat is paired on the same spans; *size* is "
              "Tokengeist's predicted edges over the gold's; *no graph* counts the spans past "
-             "the model's context (scored as empty predictions).", ""]
+             "the model's context (scored as empty predictions). A group of one conversation has no interval.", ""]
     lines += md(["group", "spans", "conv. / spans", "Tokengeist edge F1", "flat edge F1",
                  "difference", "Tokengeist original R", "flat original R", "size",
                  "no graph"], rows, left=2)

@@ -48,7 +48,7 @@ def test_the_table_has_a_row_per_domain_and_agent(sample_benchmark, tiny_loaded,
     units = [replace(u, model=tiny_loaded.name) for u in domain_units(bench, "dev", 2)]
     store = ResultStore(tmp_path / "units")
     run_units(units, store, models=Models(loaded=tiny_loaded), log=lambda _: None, commit="x")
-    table = domain_table([r for _, r in store.results()], bench, "dev")
+    table = domain_table([r for _, r in store.results()], bench, "dev", 2)
     rows = {line.split("|")[1].strip(): line for line in table.splitlines()
             if line.startswith("| ") and line.split("|")[1].strip() not in ("", "group")}
     n_spans = {u.conversation.domain: 0 for u in units}
@@ -60,4 +60,4 @@ def test_the_table_has_a_row_per_domain_and_agent(sample_benchmark, tiny_loaded,
     assert {"agent: a-model", "agent: b-model"} <= set(rows)
     # Every row has its interval (conversation-clustered bootstrap) beside the value.
     assert all(" [" in line for line in rows.values())
-    assert domain_table([r for _, r in store.results()], bench, "test") == ""
+    assert domain_table([r for _, r in store.results()], bench, "test", 2) == ""
