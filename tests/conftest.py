@@ -62,38 +62,46 @@ def pytest_collection_modifyitems(config, items):
         items[:] = [i for i in items if id(i) not in left_out]
 
 
+def _invoke(*args) -> None:
+    from typer.testing import CliRunner
+
+    from mtcabench.cli import app
+
+    res = CliRunner().invoke(app, [str(a) for a in args])
+    assert res.exit_code == 0, res.output
+
+
+def _release(d: Path, convs: Path, *build_options: str, summary: Path | None = None) -> Path:
+    """The pipeline of docs/release.md from ingested conversations: annotate lineage ->
+    annotate counterfactual, appended -> review auto-accept -> release build 2.0.0 (with
+    ``build_options``) into ``d``/release; the release folder."""
+    cands, reviewed = d / "candidates.jsonl", d / "reviewed.jsonl"
+    cf_convs, cf_cands = d / "cf-conversations.jsonl", d / "cf-candidates.jsonl"
+    all_convs, all_cands = d / "all-conversations.jsonl", d / "all-candidates.jsonl"
+    _invoke("annotate", "lineage", "--in", convs, "--out", cands,
+            *(["--summary-json", summary] if summary else []))
+    _invoke("annotate", "counterfactual", "--in", convs, "--out", cf_cands,
+            "--conversations-out", cf_convs)
+    all_convs.write_bytes(convs.read_bytes() + cf_convs.read_bytes())
+    all_cands.write_bytes(cands.read_bytes() + cf_cands.read_bytes())
+    _invoke("review", "auto-accept", "--candidates", all_cands, "--conversations", all_convs,
+            "--out", reviewed)
+    _invoke("release", "build", "--version", "2.0.0", "--reviewed", reviewed,
+            "--conversations", all_convs, "--candidates", all_cands, "--out", d / "release",
+            *build_options)
+    return d / "release" / "2.0.0"
+
+
 @pytest.fixture(scope="session")
 def taubench_release(taubench_airline, tmp_path_factory) -> tuple[Path, Path]:
     """A release built from the 200 real TauBench airline runs with the pipeline of
     docs/release.md (ingest -> annotate lineage -> annotate counterfactual, appended -> review
     auto-accept -> release build): (its working folder, the release folder). Built once per
     session for every test that reads it."""
-    from typer.testing import CliRunner
-
-    from mtcabench.cli import app
-
-    runner = CliRunner()
-
-    def invoke(*args) -> None:
-        res = runner.invoke(app, [str(a) for a in args])
-        assert res.exit_code == 0, res.output
-
     d = tmp_path_factory.mktemp("real-release")
-    convs, cands, reviewed = d / "conversations.jsonl", d / "candidates.jsonl", d / "reviewed.jsonl"
-    cf_convs, cf_cands = d / "cf-conversations.jsonl", d / "cf-candidates.jsonl"
-    all_convs, all_cands = d / "all-conversations.jsonl", d / "all-candidates.jsonl"
-    invoke("ingest", "taubench", taubench_airline, "--out", convs)
-    invoke("annotate", "lineage", "--in", convs, "--out", cands, "--summary-json", d / "s.json")
-    # the counterfactual split, appended to the real conversations and candidates
-    invoke("annotate", "counterfactual", "--in", convs, "--out", cf_cands,
-           "--conversations-out", cf_convs)
-    all_convs.write_bytes(convs.read_bytes() + cf_convs.read_bytes())
-    all_cands.write_bytes(cands.read_bytes() + cf_cands.read_bytes())
-    invoke("review", "auto-accept", "--candidates", all_cands, "--conversations", all_convs,
-           "--out", reviewed)
-    invoke("release", "build", "--version", "2.0.0", "--reviewed", reviewed,
-           "--conversations", all_convs, "--candidates", all_cands, "--out", d / "release")
-    return d, d / "release" / "2.0.0"
+    convs = d / "conversations.jsonl"
+    _invoke("ingest", "taubench", taubench_airline, "--out", convs)
+    return d, _release(d, convs, summary=d / "s.json")
 
 
 @pytest.fixture(scope="session")
@@ -102,35 +110,12 @@ def release_2(taubench_airline, tau2_results, tmp_path_factory) -> tuple[Path, P
     the 663 tau2-bench runs, lineage and the counterfactual split, auto-accepted, built
     --split-by-task with the cap of 50 spans per conversation: (its working folder, the
     release folder). About 5 minutes on the shared 2-core machine: built once per session."""
-    from typer.testing import CliRunner
-
-    from mtcabench.cli import app
-
-    runner = CliRunner()
-
-    def invoke(*args) -> None:
-        res = runner.invoke(app, [str(a) for a in args])
-        assert res.exit_code == 0, res.output
-
     d = tmp_path_factory.mktemp("release-2")
     tb, t2, convs = d / "taubench.jsonl", d / "tau2.jsonl", d / "conversations.jsonl"
-    invoke("ingest", "taubench", taubench_airline, "--out", tb)
-    invoke("ingest", "tau2", *sorted(tau2_results.glob("*-*.json")), "--out", t2)
+    _invoke("ingest", "taubench", taubench_airline, "--out", tb)
+    _invoke("ingest", "tau2", *sorted(tau2_results.glob("*-*.json")), "--out", t2)
     convs.write_bytes(tb.read_bytes() + t2.read_bytes())
-    cands, reviewed = d / "candidates.jsonl", d / "reviewed.jsonl"
-    cf_convs, cf_cands = d / "cf-conversations.jsonl", d / "cf-candidates.jsonl"
-    all_convs, all_cands = d / "all-conversations.jsonl", d / "all-candidates.jsonl"
-    invoke("annotate", "lineage", "--in", convs, "--out", cands)
-    invoke("annotate", "counterfactual", "--in", convs, "--out", cf_cands,
-           "--conversations-out", cf_convs)
-    all_convs.write_bytes(convs.read_bytes() + cf_convs.read_bytes())
-    all_cands.write_bytes(cands.read_bytes() + cf_cands.read_bytes())
-    invoke("review", "auto-accept", "--candidates", all_cands, "--conversations", all_convs,
-           "--out", reviewed)
-    invoke("release", "build", "--version", "2.0.0", "--reviewed", reviewed,
-           "--conversations", all_convs, "--candidates", all_cands, "--out", d / "release",
-           "--split-by-task", "--max-spans-per-conversation", "50")
-    return d, d / "release" / "2.0.0"
+    return d, _release(d, convs, "--split-by-task", "--max-spans-per-conversation", "50")
 
 
 @pytest.fixture(scope="session")
