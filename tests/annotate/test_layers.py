@@ -18,7 +18,8 @@ ALLOWED = {
             "mtcabench.services"),
     "phases": ("mtcabench.annotate.llm", "mtcabench.errors", "mtcabench.graph", "mtcabench.io",
                "mtcabench.model", "mtcabench.registry", "mtcabench.resources"),
-    "lineage": ("mtcabench.graph", "mtcabench.io", "mtcabench.model"),  # io: the one JSON parser
+    # io: the one JSON parser; errors: a refused input names its file and record
+    "lineage": ("mtcabench.errors", "mtcabench.graph", "mtcabench.io", "mtcabench.model"),
 }
 
 
