@@ -32,14 +32,14 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from datetime import date, time
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from mtcabench.annotate.lineage._config import LineageConfig, LineageSummary
+from mtcabench.annotate.lineage._fields import ResultFields, field_name, result_fields, step_kind
 from mtcabench.annotate.lineage._tracing import Tracer
 from mtcabench.annotate.lineage._values import make_value
+from mtcabench.annotate.lineage._written import written_like
 from mtcabench.errors import InputError
 from mtcabench.graph import check_graph
 from mtcabench.model import (
@@ -58,8 +58,6 @@ from mtcabench.model import (
 COUNTERFACTUAL_VERSION = "counterfactual-v1"
 ANNOTATOR = Annotator(name="counterfactual", rules_version=COUNTERFACTUAL_VERSION)
 
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
-           "September", "October", "November", "December")
 
 
 @dataclass(frozen=True)
@@ -253,67 +251,6 @@ class _Slot:
         return self.peers[k + (k >= self.at)][1]
 
 
-def _leaves(obj: Any, path: tuple = ()) -> Iterator[tuple[tuple, Any]]:
-    """``(path, leaf)`` of a JSON value; a path holds dict keys and list indices."""
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            yield from _leaves(v, (*path, k))
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            yield from _leaves(v, (*path, i))
-    elif not isinstance(obj, bool) and obj is not None:
-        yield path, obj
-
-
-def _step_kind(a: Any) -> Any:
-    """A path step as a field sees it: a list index, or a key naming an entity by its id
-    (``gift_card_3576581``, ``credit_card_4421486``), stands for any other of its kind, so
-    that two leaves are the same field of two entities exactly when their paths read alike
-    step by step."""
-    if isinstance(a, int):
-        return 0
-    return 1 if any(ch.isdigit() for ch in a) else ("", a)
-
-
-@dataclass
-class _Result:
-    """A tool result's leaves indexed once: the first leaf of each value key, and the leaves
-    by field (their paths read through :func:`_step_kind`), in the result's order, and where
-    in its field each first leaf stands."""
-
-    first: dict[str, tuple[tuple, Any]]
-    fields: dict[tuple, list[tuple[tuple, Any]]]
-    at: dict[tuple, int]
-
-
-def _result(tracer: Tracer, p: int, memo: dict[int, _Result | None]) -> _Result | None:
-    if p in memo:
-        return memo[p]
-    is_json, data = tracer.tool_data(p)
-    found = None
-    if is_json:
-        found = _Result({}, {}, {})
-        for path, leaf in _leaves(data):
-            peers = found.fields.setdefault(tuple(map(_step_kind, path)), [])
-            peers.append((path, leaf))
-            v = make_value(leaf)
-            if v is not None and v.key not in found.first:
-                found.first[v.key] = (path, leaf)
-                found.at[path] = len(peers) - 1
-    memo[p] = found
-    return found
-
-
-def field_name(path: tuple) -> str:
-    """``flight_number``, ``prices.economy``, ``reservations[]``: a path without its
-    entities (list indices and id keys), for reports."""
-    parts = [p for p in path if not isinstance(p, int) and not any(ch.isdigit() for ch in p)]
-    if path and isinstance(path[-1], int):
-        return (parts[-1] if parts else "") + "[]"
-    return ".".join(parts[-2:]) if len(parts) >= 2 and parts[-2] == "prices" else (
-        parts[-1] if parts else "")
-
-
 def _origin(tracer: Tracer, c: int, key: str) -> int | None:
     """The first turn of the value's chain that is not the agent's own restatement."""
     node, anchors = c, None
@@ -327,7 +264,7 @@ def _origin(tracer: Tracer, c: int, key: str) -> int | None:
 def _slots(tracer: Tracer) -> list[_Slot]:
     """Every value of an answer that a tool result gives for one entity of several, in turn
     and offset order (each tool result's leaves indexed once, not once per value)."""
-    results: dict[int, _Result | None] = {}
+    results: dict[int, ResultFields | None] = {}
     out = []
     for c, turn in enumerate(tracer.turns):
         if turn.role is not Role.ASSISTANT or not turn.content.strip():
@@ -340,11 +277,11 @@ def _slots(tracer: Tracer) -> list[_Slot]:
             p = _origin(tracer, c, key)
             if p is None or tracer.turns[p].role is not Role.TOOL:
                 continue
-            result = _result(tracer, p, results)
+            result = result_fields(tracer, p, results)
             if result is None or key not in result.first:
                 continue
             path, leaf = result.first[key]  # the first leaf of the value names its field
-            peers = result.fields[tuple(map(_step_kind, path))]
+            peers = result.fields[tuple(map(step_kind, path))]
             if len(peers) > 1:
                 out.append(_Slot(c, start, end, turn.content[start:end], p, path, leaf,
                                  field_name(path), peers, result.at[path]))
@@ -374,98 +311,6 @@ def _edit(tracer: Tracer, slot: _Slot, other: Any) -> _Edit | None:
 
 
 # --------------------------------------------------------------------------- writing values
-def written_like(original: str, leaf: Any, other: Any) -> str | None:
-    """``other`` written the way ``original`` (the answer's text for ``leaf``) is written,
-    or None when the answer's form is not one reproduced here."""
-    if isinstance(leaf, bool) or isinstance(other, bool):
-        return None
-    if isinstance(leaf, (int, float)) and isinstance(other, (int, float)):
-        return _number_like(original, Decimal(str(other)))
-    if not (isinstance(leaf, str) and isinstance(other, str)):
-        return None
-    if original == leaf:
-        return other
-    d0, d1 = _iso_date(leaf), _iso_date(other)
-    if d0 and d1:
-        return _date_like(original, d0, d1)
-    t0, t1 = _clock(leaf), _clock(other)
-    if t0 and t1:
-        return _time_like(original, t0, t1)
-    return None
-
-
-def _number_like(original: str, x: Decimal) -> str | None:
-    text = original.replace(",", "")
-    if not re.fullmatch(r"\d+(?:\.\d+)?", text) or x < 0:
-        return None
-    places = len(text.split(".")[1]) if "." in text else 0
-    if x != x.quantize(Decimal(1).scaleb(-places)):
-        return None  # the other value has more decimals than the answer writes
-    out = f"{x:,.{places}f}" if "," in original else f"{x:.{places}f}"
-    return out
-
-
-def _iso_date(text: str) -> date | None:
-    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-        return None
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        return None
-
-
-def _date_like(original: str, d0: date, d1: date) -> str | None:
-    for fmt in (_long_date, _short_date, _ordinal_date):
-        if fmt(d0) == original:
-            return fmt(d1)
-    return None
-
-
-def _long_date(d: date) -> str:
-    return f"{_MONTHS[d.month - 1]} {d.day}, {d.year}"
-
-
-def _short_date(d: date) -> str:
-    return f"{_MONTHS[d.month - 1]} {d.day}"
-
-
-def _ordinal_date(d: date) -> str:
-    suffix = "th" if 11 <= d.day <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(d.day % 10, "th")
-    return f"{_MONTHS[d.month - 1]} {d.day}{suffix}"
-
-
-def _clock(text: str) -> time | None:
-    m = re.fullmatch(r"(\d{2}):(\d{2}):(\d{2})", text)
-    if not m:
-        return None
-    h, mi, s = map(int, m.groups())
-    return time(h, mi, s) if h < 24 and mi < 60 and s < 60 else None
-
-
-def _time_like(original: str, t0: time, t1: time) -> str | None:
-    for fmt in (_hms, _hm, _twelve_padded, _twelve):
-        if fmt(t0) == original:
-            return fmt(t1)
-    return None
-
-
-def _hms(t: time) -> str:
-    return t.strftime("%H:%M:%S")
-
-
-def _hm(t: time) -> str:
-    return t.strftime("%H:%M")
-
-
-def _twelve_padded(t: time) -> str:
-    return f"{(t.hour % 12) or 12:02d}:{t.minute:02d} {'AM' if t.hour < 12 else 'PM'}"
-
-
-def _twelve(t: time) -> str:
-    return f"{(t.hour % 12) or 12}:{t.minute:02d} {'AM' if t.hour < 12 else 'PM'}"
-
-
-# --------------------------------------------------------------------------- the records
 def _make(tracer: Tracer, edit: _Edit) -> tuple[Conversation, Candidate] | None:
     """The edited conversation and its candidate; the graph is what the lineage rules trace
     for the replacement in the edited answer (the turn it would have been read from, and that
