@@ -75,6 +75,7 @@ from mtcabench.evaluate.methods._tokengeist import (
 _LAZY = {
     "forward": "attribution._attention", "query_features": "attribution._attention",
     "sink_positions": "attribution._attention", "split_sentences": "attribution._sentences",
+    "SINK_PROBE_TOKENS": "attribution._attention",
     "evidence_range": "attribution._engine",
     "DEFAULT_PASS_TOKENS": "online._tracer", "as_message": "online._state",
     "At2Weights": "attribution._at2", "load_weights": "attribution._at2",
@@ -121,7 +122,8 @@ __all__ = [
     "AT2Settings", "AblationSettings", "At2Weights", "AttnTraceSettings", "Attribution",
     "Attributor", "BaseScorer", "DEFAULT_PASS_TOKENS", "DEFAULT_SCORER", "LoadedModel",
     "METHODS", "Method", "NoSettings", "OnlineStats", "Part", "Passes", "Query", "RAY",
-    "RenderedConversation", "SCORERS", "SearchSettings", "SettingsError", "TARGET",
+    "RenderedConversation", "SCORERS", "SINK_PROBE_TOKENS", "SearchSettings", "SettingsError",
+    "TARGET",
     "TURN_AGGREGATES", "Tokengeist", "TraceReport", "TraceSettings", "Tracer", "Unfit",
     "as_message", "attribute_spans", "evidence_range", "first_user", "flat", "forward",
     "get_methods", "header_parameters", "learn_at2_from_benchmark", "learn_at2_weights",
