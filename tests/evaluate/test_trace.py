@@ -73,10 +73,11 @@ def test_sample_submission_is_valid(sample_runs, sample_benchmark, method, score
     assert ("d_max" in header.parameters) == (method == "tokengeist")
     assert [e.span_id for e in entries] == [s.id for s in bench.spans]  # one per span, in order
     # one forward pass per conversation, whatever the number of spans and recursion steps;
-    # AttnTrace one per context subsample; and the attention-sink probe, counted where it runs
-    # (once per process for the sample's one policy: the module's first run, whichever it is)
+    # AttnTrace one per context subsample; and the attention-sink probe, counted where it runs:
+    # once per process and distinct conversation start (the sample's one policy; AttnTrace's
+    # subsamples that leave out part of it start differently)
     n = 3 * (3 if scorer == "attntrace" else 1)
-    assert report.forward_passes in (n, n + 1)
+    assert n <= report.forward_passes <= (2 * n if scorer == "attntrace" else n + 1)
     assert header.notes["forward_passes"] == report.forward_passes
     # the scoring stage's own reader accepts it, with no span missing
     from mtcabench.results.submission import check_against_benchmark
