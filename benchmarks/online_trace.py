@@ -54,7 +54,7 @@ from mtcabench.evaluate import (
     render_conversation,
     trace_conversation,
 )
-from mtcabench.evaluate import DEFAULT_PASS_TOKENS, as_message, forward
+from mtcabench.evaluate import DEFAULT_PASS_TOKENS, as_message, forward, passes_for
 from tests.support.smoke import answer_spans
 from mtcabench.ingest import read_taubench
 
@@ -97,7 +97,7 @@ def add_all(tracer: Tracer, conv) -> None:
     tracer.flush()
 
 
-def agent_view(loaded, settings, work, latency: float) -> None:
+def agent_view(loaded, settings, work, latency: float, ahead: bool = False) -> None:
     """Explain latency after each simulated LLM wait, background worker against none."""
     from mtcabench.model import Role
     from mtcabench.transcripts import target_span
@@ -108,13 +108,24 @@ def agent_view(loaded, settings, work, latency: float) -> None:
         seconds, _ = clocked(tracer.explain, turn.index, span)
         out.append(seconds)
 
-    results = {}
+    results, firsts = {}, {}
     for background in (True, False):
         explains, adds = [], []
+        # One agent's conversations in a row: the first pays for the system prompt (the
+        # warm-up's is forgotten), the later ones find it in the pass service's prefix cache.
+        passes_for(loaded.model).clear()
+        per_conversation = []
         for conv, _, _ in work:
+            start = len(explains)
             tracer = Tracer(loaded, settings=settings, background=background)
+            turns = list(conv.turns)
+            if ahead and turns and turns[0].role is Role.SYSTEM:
+                # The agent gives the Tracer its system prompt when it starts, before the
+                # user speaks: its pass is over before the conversation begins.
+                tracer.add(as_message(turns.pop(0)))
+                tracer.flush()
             answered = []  # answers added since the last LLM wait
-            for turn in conv.turns:
+            for turn in turns:
                 if turn.role is Role.ASSISTANT:
                     time.sleep(latency)  # the agent waits for its LLM: this turn is its answer
                     for t in answered:  # ... and explains the earlier answers after the wait
@@ -128,12 +139,16 @@ def agent_view(loaded, settings, work, latency: float) -> None:
             for t in answered:
                 explain_first_sentence(tracer, t, explains)
             tracer.close()
+            per_conversation.append(max(explains[start:], default=0.0))
         results[background] = (explains, adds)
+        firsts[background] = per_conversation
     for background, (explains, adds) in results.items():
         name = "background worker (default)" if background else "background=False         "
         print(f"{name}: explain after a {latency:g} s LLM wait: median "
               f"{statistics.median(explains) * 1000:.1f} ms, max {max(explains) * 1000:.1f} ms "
               f"over {len(explains)} answers; longest add {max(adds) * 1000:.1f} ms")
+        print(f"  max explain per conversation, in order: "
+              f"{', '.join(f'{x * 1000:.0f} ms' for x in firsts[background])}")
     on, off = (statistics.median(results[b][0]) for b in (True, False))
     print(f"median explain latency, background=False over the default: {off / on:.0f}x")
 
@@ -150,6 +165,9 @@ def main() -> None:
     ap.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
     ap.add_argument("--llm-latency", type=float, metavar="S",
                     help="the agent's view: explain after a simulated LLM wait of S seconds")
+    ap.add_argument("--system-ahead", action="store_true",
+                    help="with --llm-latency: each Tracer is given the system prompt (and runs "
+                    "it) before the conversation starts")
     args = ap.parse_args()
     if args.threads:
         import torch
@@ -168,7 +186,7 @@ def main() -> None:
     forward(loaded.model, render_conversation(work[0][0], loaded.tokenizer).full.input_ids)
     add_all(Tracer(loaded, settings=settings, background=False), work[0][0])
     if args.llm_latency is not None:
-        agent_view(loaded, settings, work, args.llm_latency)
+        agent_view(loaded, settings, work, args.llm_latency, args.system_ahead)
         return
     variants = {"online": args.pass_tokens} | ({"per-turn": 0} if args.per_turn else {})
     ratios: dict[str, list[float]] = {"a " + v: [] for v in variants} | {"b": []}

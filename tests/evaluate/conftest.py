@@ -29,6 +29,15 @@ def taubench_short_benchmark(taubench_conversations, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(autouse=True)
+def _empty_prefix_caches():
+    """The pass service keeps prefixes and sink probes of a model across conversations, and the
+    test models live for the session: a test that counts passes starts with none kept."""
+    from mtcabench.evaluate.attribution._passes import clear_prefix_caches
+
+    clear_prefix_caches()
+
+
+@pytest.fixture(autouse=True)
 def _no_tracer_left_running():
     """A Tracer's background worker may still be running the shared model when its test ends
     (a test need not wait for it): finish that pass and stop every worker, so that the next
@@ -40,6 +49,5 @@ def _no_tracer_left_running():
 
     gc.collect()
     for obj in gc.get_objects():
-        if isinstance(obj, Tracer) and obj._worker is not None:
-            with obj._engine:  # waits for a pass in progress
-                obj.close()
+        if isinstance(obj, Tracer):
+            obj.close()  # waits for a pass in progress

@@ -12,13 +12,13 @@ import torch
 from mtcabench.evaluate import load_model, render_conversation
 from mtcabench.evaluate.attribution import _attention
 from mtcabench.evaluate.attribution._attention import (
-    RowHooks,
     attention_rows,
     layer_attention_rows,
     query_features,
     row_chunks,
 )
 from mtcabench.evaluate.attribution._loading import DEFAULT_MODEL, model_cache_dir
+from mtcabench.evaluate.attribution._passes import RowHooks
 from mtcabench.evaluate.online._state import _cache_keys
 from mtcabench.ingest import read_taubench
 from mtcabench.model import Role

@@ -14,7 +14,7 @@ import torch
 
 from mtcabench.evaluate import load_model
 from mtcabench.evaluate.attribution import _loading
-from mtcabench.evaluate.attribution._exclusive import exclusive
+from mtcabench.evaluate.attribution._passes import exclusive
 from tests.support.tiny_models import build_tiny_model
 
 

@@ -27,7 +27,8 @@ def test_ray_run_equals_local_run(local_ray, loaded, sample_benchmark, tmp_path)
                             cpus_per_worker=1)
     local_out = {m: tmp_path / f"local-{m}.jsonl" for m in ray_out}
     trace_benchmark(sample_benchmark, local_out, model=loaded, settings=settings, progress=False)
-    assert report.conversations == 3 and report.forward_passes == 3
+    # one pass per conversation, and the sink probe once in the one worker (one policy)
+    assert report.conversations == 3 and report.forward_passes == 4
     for m in ray_out:
         ray_lines = [json.loads(x) for x in ray_out[m].read_text().splitlines()]
         local_lines = [json.loads(x) for x in local_out[m].read_text().splitlines()]

@@ -73,8 +73,11 @@ def test_sample_submission_is_valid(sample_runs, sample_benchmark, method, score
     assert ("d_max" in header.parameters) == (method == "tokengeist")
     assert [e.span_id for e in entries] == [s.id for s in bench.spans]  # one per span, in order
     # one forward pass per conversation, whatever the number of spans and recursion steps;
-    # AttnTrace one per context subsample
-    assert report.forward_passes == 3 * (3 if scorer == "attntrace" else 1)
+    # AttnTrace one per context subsample; and the attention-sink probe, counted where it runs:
+    # once per process and distinct conversation start (the sample's one policy; AttnTrace's
+    # subsamples that leave out part of it start differently)
+    n = 3 * (3 if scorer == "attntrace" else 1)
+    assert n <= report.forward_passes <= (2 * n if scorer == "attntrace" else n + 1)
     assert header.notes["forward_passes"] == report.forward_passes
     # the scoring stage's own reader accepts it, with no span missing
     from mtcabench.results.submission import check_against_benchmark
@@ -175,7 +178,7 @@ def test_an_interrupted_run_resumes(loaded, sample_benchmark, sample_runs, tmp_p
     partial_path(out).write_text("\n".join(lines[:3]) + "\n" + lines[3][:20])
     report = trace_benchmark(sample_benchmark, {"flat": out}, model=loaded, settings=FAST,
                              progress=False)
-    assert report.resumed_conversations == 1 and report.forward_passes == 2
+    assert report.resumed_conversations == 1 and report.forward_passes in (2, 3)  # (+ probe)
     assert read_submission(out)[1] == read_submission(done_path)[1]
     assert not partial_path(out).exists()
     # a partial run with other settings is never mixed in
@@ -188,7 +191,7 @@ def test_an_interrupted_run_resumes(loaded, sample_benchmark, sample_runs, tmp_p
 def test_taubench_conversations(loaded, taubench_short_benchmark, tmp_path):
     paths = {m: tmp_path / f"{m}.jsonl" for m in ("tokengeist", "flat")}
     report = trace_benchmark(taubench_short_benchmark, paths, model=loaded, progress=False)
-    assert report.forward_passes == 2 and report.skipped == 0
+    assert report.forward_passes in (2, 3) and report.skipped == 0  # (+ the sink probe)
     bench = load_benchmark(taubench_short_benchmark)
     for p in paths.values():
         _, entries = read_submission(p)
@@ -216,12 +219,13 @@ def test_four_methods_in_one_run_share_one_pass_per_conversation(loaded, sample_
     methods = ("recency", "first-user", "flat", "tokengeist")
     outs = {m: tmp_path / f"{m}.jsonl" for m in methods}
     report = trace_benchmark(sample_benchmark, outs, model=loaded, settings=FAST, progress=False)
-    assert report.forward_passes == 3  # one per conversation, for all four methods
+    # one per conversation, for all four methods (and the sink probe where it runs)
+    assert report.forward_passes in (3, 4)
     for m in ("flat", "tokengeist"):  # the same submissions as a run of these two alone
         header, entries = read_submission(outs[m])
         two_header, two = read_submission(sample_runs[m, "avg-attention"][0])
         assert entries == two and header.parameters == two_header.parameters
-        assert (header.method, header.scorer, header.notes["forward_passes"]) == (m, "avg-attention", 3)
+        assert (header.method, header.scorer, header.notes["forward_passes"]) == (m, "avg-attention", report.forward_passes)
     free = {m: tmp_path / f"alone-{m}.jsonl" for m in ("recency", "first-user")}
     trace_benchmark(sample_benchmark, free, progress=False)
     for m in free:
@@ -249,7 +253,7 @@ def test_a_new_model_based_method_shares_the_pass(loaded, sample_benchmark, samp
         outs = {"test-best-turn": tmp_path / "best.jsonl", "flat": tmp_path / "flat.jsonl"}
         report = trace_benchmark(sample_benchmark, outs, model=loaded, settings=FAST,
                                  progress=False)
-        assert report.forward_passes == 3
+        assert report.forward_passes in (3, 4)  # (+ the sink probe where it runs)
         flat_entries = read_submission(sample_runs["flat", "avg-attention"][0])[1]
         for best, flat in zip(read_submission(outs["test-best-turn"])[1], flat_entries):
             top = max(flat.edges, key=lambda e: (e.score, e.parent))

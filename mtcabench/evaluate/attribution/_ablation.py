@@ -38,7 +38,6 @@ tests/peers/test_contextcite.py checks against the package with its own masks.
 
 from __future__ import annotations
 
-import inspect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -48,11 +47,9 @@ import numpy as np
 
 from mtcabench.evaluate._settings import MAX_ABLATION_PASSES, SettingsError
 from mtcabench.evaluate.attribution._base import BaseScorer, register_scorer, setting
-from mtcabench.evaluate.attribution._exclusive import exclusive
+from mtcabench.evaluate.attribution._passes import new_cache, passes_for, token_logprobs
 
 if TYPE_CHECKING:
-    import torch
-
     from mtcabench.evaluate.attribution._engine import Query
     from mtcabench.evaluate.attribution._loading import LoadedModel
     from mtcabench.evaluate.attribution._render import Layout, RenderedConversation
@@ -98,47 +95,32 @@ def logit_prob(token_logprobs: np.ndarray) -> float:
     return lp - float(np.log(-np.expm1(lp)))
 
 
-def _cache_kwarg(model) -> str:
-    params = inspect.signature(model.forward).parameters
-    return "cache" if "cache" in params else "past_key_values"
-
-
 class PrefixRunner:
     """Token log-probabilities of ablated layouts, reusing the whole layout's key/value cache.
 
     The whole pass (:meth:`__init__`) runs the full token sequence up to ``last`` once and keeps
     every layer's keys and values; :meth:`logprobs` runs an ablated sequence from its first
-    token that differs (a pass recomputes only from its first left-out sentence).
+    token that differs (a pass recomputes only from its first left-out sentence). The passes
+    go through the model's pass service, which may start the whole pass (and an ablated pass
+    that keeps the start) from a stored prefix; ``store`` tokens of the whole input are worth
+    storing (a system prompt).
     """
 
-    def __init__(self, model, input_ids: Sequence[int], rows: np.ndarray):
-        self.model = model
-        self.device = next(model.parameters()).device
+    def __init__(self, model, input_ids: Sequence[int], rows: np.ndarray, *, store: int = 0):
+        self.passes = passes_for(model)
         self.ids = np.asarray(input_ids, dtype=np.int64)
-        self._kw = _cache_kwarg(model)
         #: Tokens run by :meth:`logprobs` so far (the whole pass not counted).
         self.fed_tokens = 0
         rows = np.unique(rows[rows > 0])
         import torch  # noqa: PLC0415 - torch only when a pass runs (the CLI reads the settings)
-        from transformers import DynamicCache  # noqa: PLC0415 - with torch, when a pass runs
 
-        self._cache_cls = DynamicCache
-        ids = torch.as_tensor(self.ids[: int(rows.max()) + 1 if len(rows) else 1],
-                              device=self.device)[None]
-        with exclusive(self.model), torch.inference_mode():
-            out = self.model(input_ids=ids, use_cache=True, **{self._kw: DynamicCache()},
-                             logits_to_keep=torch.as_tensor(rows - 1, device=self.device))
-        cache = getattr(out, "cache", None) or out.past_key_values
-        self._kv = [(layer.keys, layer.values) for layer in cache.layers]
-        self.base = dict(zip(rows.tolist(), self._token_logprobs(out.logits[0], ids[0, rows]),
-                             strict=True))
-
-    @staticmethod
-    def _token_logprobs(logits: torch.Tensor, labels: torch.Tensor) -> list[float]:
-        import torch  # noqa: PLC0415 - as above
-
-        logp = torch.log_softmax(logits.float(), dim=-1)
-        return logp[torch.arange(len(labels)), labels].double().cpu().tolist()
+        end = int(rows.max()) + 1 if len(rows) else 1
+        res = self.passes.forward(self.ids[:end], logits_at=rows - 1,
+                                  reuse=int(rows.min()) - 1 if len(rows) else 0,
+                                  store=min(store, end))
+        self._kv = [(layer.keys, layer.values) for layer in res.cache.layers]
+        labels = torch.as_tensor(self.ids[rows], device=res.logits.device)
+        self.base = dict(zip(rows.tolist(), token_logprobs(res.logits, labels), strict=True))
 
     def logprobs(self, input_ids: Sequence[int], rows: np.ndarray) -> dict[int, float]:
         """Log-probability of the token at each of ``rows`` (positions of ``input_ids``, > 0)."""
@@ -156,15 +138,15 @@ class PrefixRunner:
         start = min(same, int(todo.min()) - 1)
         import torch  # noqa: PLC0415 - as above
 
-        cache = self._cache_cls(ddp_cache_data=[(k[:, :, :start], v[:, :, :start])
-                                                for k, v in self._kv])
-        fed = torch.as_tensor(ids[start : int(todo.max()) + 1], device=self.device)[None]
-        self.fed_tokens += fed.shape[1]
-        with exclusive(self.model), torch.inference_mode():
-            res = self.model(input_ids=fed, use_cache=True, **{self._kw: cache},
-                             logits_to_keep=torch.as_tensor(todo - 1 - start, device=self.device))
-        labels = torch.as_tensor(ids[todo], device=self.device)
-        out.update(zip(todo.tolist(), self._token_logprobs(res.logits[0], labels), strict=True))
+        # A pass that differs from the first token on may still start with a stored prefix
+        # (an empty cache lets the service look one up).
+        cache = new_cache([(k[:, :, :start], v[:, :, :start]) for k, v in self._kv]
+                          if start > 0 else None)
+        res = self.passes.forward(ids[: int(todo.max()) + 1], cache=cache, logits_at=todo - 1,
+                                  reuse=int(todo.min()) - 1)
+        self.fed_tokens += int(todo.max()) + 1 - res.start
+        labels = torch.as_tensor(ids[todo], device=res.logits.device)
+        out.update(zip(todo.tolist(), token_logprobs(res.logits, labels), strict=True))
         return out
 
 
@@ -186,7 +168,8 @@ def ablation_outputs(loaded: LoadedModel, rendered: RenderedConversation, querie
     own = [_own_sentences(rendered, q) for q in queries]
     rows_full = [np.arange(*full.span_tokens(q.turn, q.start, q.end)) for q in queries]
     runner = PrefixRunner(loaded.model, full.input_ids,
-                          np.concatenate([*rows_full, np.zeros(0, np.int64)]))
+                          np.concatenate([*rows_full, np.zeros(0, np.int64)]),
+                          store=rendered.shared_prefix)
     outputs = np.full((len(queries), len(drops)), np.nan)
     index = {s: j for j, s in enumerate(droppable)}
     masks = np.ones((len(drops), len(droppable)), dtype=bool)
@@ -344,7 +327,8 @@ def edge_drops(loaded: LoadedModel, rendered: RenderedConversation,
                  children.items()}
     rows_full = {k: r[r > 0] for k, r in rows_full.items()}
     runner = PrefixRunner(loaded.model, full.input_ids,
-                          np.concatenate([*rows_full.values(), np.zeros(0, np.int64)]))
+                          np.concatenate([*rows_full.values(), np.zeros(0, np.int64)]),
+                          store=rendered.shared_prefix)
     base = {k: sum(runner.base[int(t)] for t in r) for k, r in rows_full.items()}
     drops: dict[tuple[object, int], float] = {}
     parents = sorted({p for _, p in edges})

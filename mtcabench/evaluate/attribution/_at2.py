@@ -33,7 +33,7 @@ from pydantic import Field, ValidationError
 
 from mtcabench.errors import InputError
 from mtcabench.evaluate.attribution._attention import query_features
-from mtcabench.evaluate.attribution._exclusive import exclusive
+from mtcabench.evaluate.attribution._passes import passes_for, token_logprobs
 from mtcabench.evaluate.attribution._loading import DEFAULT_MODEL, LoadedModel
 from mtcabench.evaluate.attribution._render import render_conversation
 from mtcabench.evaluate._settings import AT2_LEARN
@@ -104,16 +104,13 @@ def weights_for(loaded: LoadedModel, path: str | Path | None) -> tuple[torch.Ten
 
 def _logit_prob(model, input_ids: list[int], rows: list[np.ndarray]) -> list[float]:
     """AT2's output per query: log p - log(1 - p), p the probability of the query's tokens."""
-    device = next(model.parameters()).device
     last = max(int(r.max()) for r in rows if len(r))
-    ids = torch.as_tensor(input_ids[: last + 1], device=device)[None]
+    ids = np.asarray(input_ids[: last + 1], dtype=np.int64)
     union = np.unique(np.concatenate([r for r in rows if len(r)]))
     union = union[union > 0]  # the very first token has no prediction
-    with exclusive(model), torch.inference_mode():
-        out = model(input_ids=ids, use_cache=False,
-                    logits_to_keep=torch.as_tensor(union - 1, device=device))
-        logp = torch.log_softmax(out.logits[0].float(), dim=-1)
-        tok_lp = logp[torch.arange(len(union)), ids[0, union]].cpu().double().numpy()
+    res = passes_for(model).forward(ids, logits_at=union - 1, reuse=int(union[0]) - 1)
+    tok_lp = np.asarray(token_logprobs(res.logits, torch.as_tensor(ids[union],
+                                                                   device=res.logits.device)))
     result = []
     for r in rows:
         lp = float(tok_lp[np.searchsorted(union, r[r > 0])].sum()) if len(r) else 0.0
@@ -157,7 +154,7 @@ def ablation_data(
             rows = [np.arange(*full.span_tokens(*q)) for q in queries]
             n_s = len(rendered.sentences)
             feats = query_features(loaded.model, full.input_ids, rows, full.token_sentence, n_s,
-                                   with_heads=True)
+                                   with_heads=True, store=rendered.shared_prefix)
             hs = feats.head_sentence.flatten(1, 2).double().numpy()  # [Q, L*H, S]
             bar.advance()
             m = rng.random((masks, len(droppable))) < keep  # True: kept

@@ -3,10 +3,12 @@
 One forward pass over a conversation holds the attention of every turn to everything before
 it. Asking the model for it (``output_attentions``) materialises layers x heads x T x T
 weights; attribution needs the rows of a few hundred query tokens. So we let the model run
-its normal (fast) forward pass and, with a pre-hook on every attention module, take that
-layer's attention input and recompute: queries for the needed rows, keys for all tokens,
-rotary position embeddings applied with the model's own function, grouped-query heads
-expanded, causal (and sliding-window) masking, softmax in float32. Each layer's rows are
+its normal (fast) forward pass through the pass service (:mod:`._passes`, which may start it
+from a stored prefix) and, with a hook after every attention module, take that layer's
+attention input and recompute: queries for the needed rows, read against the keys of every
+token in the layer's key/value cache (the model's own, rotated: none is recomputed), rotary
+position embeddings applied with the model's own function, grouped-query heads read from their
+key head, causal (and sliding-window) masking, softmax in float32. Each layer's rows are
 reduced at once to what the base scorers read (:class:`PassFeatures`) and dropped, so memory
 is one layer's heads x rows x T at a time, in row chunks.
 
@@ -26,28 +28,10 @@ import numpy as np
 import torch
 
 from mtcabench.errors import InputError
-from mtcabench.evaluate.attribution._exclusive import model_lock
+from mtcabench.evaluate.attribution._passes import attention_modules, passes_for
 
 #: Upper bound on one chunk of recomputed weights (heads x rows x tokens float32), in bytes.
 CHUNK_BYTES = 256 * 2**20
-
-
-def attention_modules(model) -> list[torch.nn.Module]:
-    """The model's self-attention modules in layer order; refuses architectures we cannot redo."""
-    mods = [m for m in model.modules() if hasattr(m, "q_proj") and hasattr(m, "k_proj")]
-    if not mods:
-        raise InputError(f"{type(model).__name__}: no attention modules with q_proj/k_proj; "
-                         "attention-based attribution supports Llama-style decoders")
-    for m in mods:
-        missing = [a for a in ("head_dim", "scaling", "num_key_value_groups") if not hasattr(m, a)]
-        if missing:
-            raise InputError(f"{type(m).__name__}: attention module lacks {missing}; "
-                             "attention-based attribution supports Llama-style decoders")
-        config = getattr(m, "config", None)
-        if getattr(config, "attn_logit_softcapping", None):
-            raise InputError(f"{type(m).__name__}: attention logit soft-capping is not supported")
-    mods.sort(key=lambda m: getattr(m, "layer_idx", 0))
-    return mods
 
 
 def _rope_function(module) -> Callable:
@@ -145,57 +129,10 @@ def row_chunks(n_rows: int, n_heads: int, n_tokens: int, budget: int = CHUNK_BYT
     return [slice(i, min(i + size, n_rows)) for i in range(0, n_rows, size)]
 
 
-class RowHooks:
-    """Context manager: pre-hooks on every attention module calling ``on_layer`` during forward.
-
-    ``on_layer(layer, module, hidden, position_embeddings)`` runs inside the model's forward
-    pass, before the layer's own attention, so nothing beyond the current layer is kept.
-    """
-
-    def __init__(self, model, on_layer, *, after: bool = False):
-        self.modules = attention_modules(model)
-        # Held from registering the hooks to removing them: a pass in another thread would
-        # run them too (see _exclusive).
-        self._lock = model_lock(model)
-        self.on_layer = on_layer
-        #: Call ``on_layer`` after the layer's attention instead (same arguments): its key/value
-        #: cache then holds the keys of the new tokens too.
-        self.after = after
-        self._handles = []
-
-    def __enter__(self):
-        self._lock.acquire()
-        for layer, module in enumerate(self.modules):
-            def hook(mod, args, kwargs, *output, layer=layer):
-                hidden = kwargs.get("hidden_states", args[0] if args else None)
-                pe = kwargs.get("position_embeddings")
-                if pe is None and len(args) > 1:
-                    pe = args[1]
-                if hidden is None or pe is None:
-                    raise InputError(f"{type(mod).__name__}: attention input or rotary "
-                                     "embeddings not passed as expected; unsupported model")
-                if hidden.shape[0] != 1:
-                    raise ValueError("attention rows are recomputed for batch size 1 only")
-                self.on_layer(layer, mod, hidden, pe)
-
-            register = module.register_forward_hook if self.after else module.register_forward_pre_hook
-            self._handles.append(register(hook, with_kwargs=True))
-        return self
-
-    def __exit__(self, *exc):
-        try:
-            for h in self._handles:
-                h.remove()
-            self._handles.clear()
-        finally:
-            self._lock.release()
-
-
 def forward(model, input_ids: list[int] | torch.Tensor) -> None:
-    """Run the model over ``input_ids`` (batch of one) for its hooks; only one logit is kept."""
-    ids = torch.as_tensor(input_ids, dtype=torch.long, device=next(model.parameters()).device)
-    with torch.inference_mode():
-        model(input_ids=ids[None], use_cache=False, logits_to_keep=1)
+    """One plain pass of the model over ``input_ids`` (batch of one; no prefix reused, only the
+    last logit kept): the least any attribution needs, for the performance scripts."""
+    passes_for(model).forward(torch.as_tensor(input_ids).tolist())
 
 
 def attention_rows(model, input_ids, rows) -> torch.Tensor:
@@ -203,15 +140,14 @@ def attention_rows(model, input_ids, rows) -> torch.Tensor:
     inspections: the whole tensor is materialised)."""
     rows_t = torch.as_tensor(rows, dtype=torch.long)
     out: list[torch.Tensor] = []
+    T = len(input_ids)
 
-    def on_layer(layer, module, hidden, pe):
-        T = hidden.shape[1]
-        fn = layer_attention_rows(module, hidden, pe, rows_t.to(hidden.device))
+    def on_layer(layer, module, hidden, pe, keys):
+        fn = layer_attention_rows(module, hidden, pe, rows_t.to(hidden.device), keys=keys)
         out.append(torch.cat([torch.nn.functional.pad(w, (0, T - w.shape[-1]))
                               for w in map(fn, row_chunks(len(rows_t), 64, T))], dim=1))
 
-    with RowHooks(model, on_layer):
-        forward(model, input_ids)
+    passes_for(model).forward(input_ids, on_layer=on_layer, reuse=int(rows_t.min()))
     return torch.stack(out).cpu()
 
 
@@ -239,11 +175,17 @@ def sink_positions(model, input_ids: list[int] | np.ndarray) -> np.ndarray:
     n = min(len(ids), SINK_PROBE_TOKENS)
     if n < 4:
         return np.zeros(0, dtype=np.int64)
-    half = n // 2
-    rows = torch.arange(half, n)
-    w = attention_rows(model, ids[:n].tolist(), rows)  # [L, H, R, n]
-    floor = w.float().mean(dim=(0, 1))[:, :half].min(dim=0).values
-    return np.flatnonzero(floor.numpy() >= SINK_SHARE).astype(np.int64)
+    probe = ids[:n]
+
+    def probed() -> np.ndarray:
+        half = n // 2
+        w = attention_rows(model, probe.tolist(), torch.arange(half, n))  # [L, H, R, n]
+        floor = w.float().mean(dim=(0, 1))[:, :half].min(dim=0).values
+        return np.flatnonzero(floor.numpy() >= SINK_SHARE).astype(np.int64)
+
+    # A function of the model and the probe's ids alone: every conversation of a domain
+    # starts with the same system policy, so the probe runs once per policy and process.
+    return passes_for(model).remember(("sinks", probe.tobytes()), probed).copy()
 
 
 def without_sinks(token_sentence: np.ndarray, sinks: np.ndarray) -> np.ndarray:
@@ -282,11 +224,14 @@ def query_features(
     *,
     with_heads: bool,
     sinks: bool = True,
+    store: int = 0,
 ) -> PassFeatures:
     """One forward pass; per-query attention features from recomputed rows (see PassFeatures).
 
     With ``sinks`` (the default), the attention sinks (:func:`sink_positions`) belong to no
-    sentence: their attention is the model's resting place, not a reading of the text.
+    sentence: their attention is the model's resting place, not a reading of the text. The
+    tokens before the first row may come from the prefix cache; ``store``: the input's first
+    ``store`` tokens are worth keeping there for later conversations (a system prompt).
     """
     if sinks:
         token_sentence = without_sinks(token_sentence, sink_positions(model, input_ids))
@@ -312,11 +257,9 @@ def query_features(
     head_sentence = None
     state = {"heads": n_heads}
 
-    def on_layer(layer, module, hidden, pe):
+    def on_layer(layer, module, hidden, pe, keys):
         nonlocal head_sentence
-        if not len(union):
-            return
-        fn = layer_attention_rows(module, hidden, pe, rows_t)
+        fn = layer_attention_rows(module, hidden, pe, rows_t, keys=keys)
         for chunk in row_chunks(len(union), max(state["heads"], 1), T):
             w = fn(chunk)  # [H, r, t]
             t = w.shape[-1]
@@ -330,8 +273,8 @@ def query_features(
                 head_sentence[:, layer].index_add_(2, sent[:t], per_q)
 
     if len(union):
-        with RowHooks(model, on_layer):
-            forward(model, ids)
+        passes_for(model).forward(ids, on_layer=on_layer, reuse=int(union[0]),
+                                  store=min(store, T))
     heads = state["heads"] or 1
     token_attn /= n_layers * heads
     present = np.zeros(num_sentences, dtype=bool)

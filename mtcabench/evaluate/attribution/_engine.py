@@ -15,6 +15,8 @@ model-free methods without the eval extra.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -24,6 +26,7 @@ import mtcabench.evaluate.attribution._loading as _loading  # load_model looked 
 from mtcabench.evaluate._settings import DEFAULT_DEVICE, DEFAULT_DTYPE, TraceSettings
 from mtcabench.evaluate.attribution._base import make_scorer
 from mtcabench.evaluate.attribution._loading import LoadedModel
+from mtcabench.evaluate.attribution._passes import Meter, passes_for
 from mtcabench.evaluate.attribution._render import RenderedConversation
 from mtcabench.evaluate.attribution._render import Sentence
 from mtcabench.model import Role, ScoredSentence
@@ -166,6 +169,20 @@ def best_sentences(
     return out
 
 
+def answer(
+    sentence_scores: np.ndarray, sentences: list[Sentence], texts: list[str], before: int,
+    k: int, aggregate: Aggregate, additive: bool,
+) -> tuple[dict[int, float], dict[int, list[ScoredSentence]]]:
+    """A query's answer from its sentence scores: the turn shares of the turns before
+    ``before`` (:func:`turn_shares`) and each turn's ``k`` best sentences
+    (:func:`best_sentences`). The one answer of offline attribution and of the online Tracer,
+    so both read a scorer the same way (its ``additive`` flag included)."""
+    turns = np.array([s.turn for s in sentences], dtype=np.int64)
+    return (turn_shares(sentence_scores, turns, before, aggregate, segment_ids(sentences),
+                        additive),
+            best_sentences(sentence_scores, sentences, texts, before, k, aggregate, additive))
+
+
 class Attributor:
     """Turn shares for queries of a conversation, from a base scorer on a loaded model."""
 
@@ -176,8 +193,11 @@ class Attributor:
         if aggregate not in ("max", "sum"):
             raise ValueError(f"turn aggregate must be max or sum, got {aggregate!r}")
         self.loaded, self.scorer, self.aggregate, self.seed = loaded, scorer, aggregate, seed
-        #: Forward passes run so far (for reports and the performance scripts).
+        #: Model calls run so far, the sink probe's included (for reports and the performance
+        #: scripts), the tokens they computed and those read from the prefix cache instead.
         self.forward_passes = 0
+        self.model_tokens = 0
+        self.reused_tokens = 0
 
     def rng(self, conversation_id: str) -> np.random.Generator:
         """The random stream of one conversation: same draws whatever the shard or order."""
@@ -185,9 +205,6 @@ class Attributor:
 
     def sentence_scores(self, rendered: RenderedConversation, queries: list[Query]) -> np.ndarray:
         """``[queries, sentences]`` scores averaged over the scorer's passes (NaN: never seen)."""
-        # torch is imported here, not with the module: model-free methods run without it.
-        from mtcabench.evaluate.attribution._attention import query_features
-
         conv = rendered.conversation
         last = max(q.turn for q in queries)
         droppable = [
@@ -196,22 +213,48 @@ class Attributor:
                                   or conv.turns[s.turn].role is not Role.ASSISTANT)
         ]
         drops = self.scorer.plan_conversation(rendered, droppable, self.rng(conv.id))
+        with passes_for(self.loaded.model).meter() as meter:
+            scores, reported = self._scores(rendered, queries, droppable, drops)
+        self.count(meter, reported)
+        return scores
+
+    @contextmanager
+    def counting(self) -> Iterator[None]:
+        """Count the model calls this thread makes in the block (edge verification's)."""
+        with passes_for(self.loaded.model).meter() as meter:
+            yield
+        self.count(meter)
+
+    def count(self, meter: Meter, reported: int = 0) -> None:
+        """Add what the model calls of ``meter`` cost (``reported``: the passes a scorer that
+        calls the model its own way says it ran, when none went through the pass service)."""
+        self.forward_passes += meter.calls or reported
+        self.model_tokens += meter.tokens
+        self.reused_tokens += meter.reused
+
+    def _scores(self, rendered: RenderedConversation, queries: list[Query],
+                droppable: list[int], drops: list[frozenset[int]]) -> tuple[np.ndarray, int]:
+        """The scores, and the passes a scorer running its own says it ran."""
+        # torch is imported here, not with the module: model-free methods run without it.
+        from mtcabench.evaluate.attribution._attention import query_features
+
         own = self.scorer.score_conversation(self.loaded, rendered, queries, droppable, drops)
         if own is not None:  # a scorer that runs its passes itself (e.g. log-probabilities)
-            scores, passes = own
-            self.forward_passes += passes
-            return scores
+            return own
         n_s = len(rendered.sentences)
+        full = rendered.full
+        prefix = rendered.shared_prefix
         total = np.zeros((len(queries), n_s))
         count = np.zeros((len(queries), n_s))
         for drop in drops:
             layout = rendered.layout(drop)
             rows = [np.arange(*layout.span_tokens(q.turn, q.start, q.end)) for q in queries]
+            # Only a layout that starts as the full one has the conversation's own prefix.
+            keeps = layout.input_ids[:prefix] == full.input_ids[:prefix]
             feats = query_features(
                 self.loaded.model, layout.input_ids, rows, layout.token_sentence, n_s,
-                with_heads=self.scorer.needs_heads,
+                with_heads=self.scorer.needs_heads, store=prefix if keeps else 0,
             )
-            self.forward_passes += 1
             scores = self.scorer.sentence_scores(feats).double().numpy()
             for q, r in enumerate(rows):
                 if not len(r):
@@ -220,7 +263,7 @@ class Attributor:
             total += np.where(seen, scores, 0.0)
             count += seen
         with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+            return np.where(count > 0, total / np.maximum(count, 1), np.nan), 0
 
     def shares(self, rendered: RenderedConversation, queries: list[Query]) -> dict[object, dict[int, float]]:
         """Turn shares of every query (see :func:`turn_shares`)."""
@@ -234,16 +277,10 @@ class Attributor:
         if not queries:
             return {}
         scores = self.sentence_scores(rendered, queries)
-        turns = np.array([s.turn for s in rendered.sentences], dtype=np.int64)
-        segments = segment_ids(rendered.sentences)
         texts = [t.text for t in rendered.conversation.turns]
-        additive = self.scorer.additive
-        return {
-            q.key: (turn_shares(scores[i], turns, q.turn, self.aggregate, segments, additive),
-                    best_sentences(scores[i], rendered.sentences, texts, q.turn, sentences,
-                                   self.aggregate, additive))
-            for i, q in enumerate(queries)
-        }
+        return {q.key: answer(scores[i], rendered.sentences, texts, q.turn, sentences,
+                              self.aggregate, self.scorer.additive)
+                for i, q in enumerate(queries)}
 
 
 def load_attributor(model: str | LoadedModel, scorer: str, settings: TraceSettings,

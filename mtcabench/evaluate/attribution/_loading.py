@@ -214,7 +214,7 @@ def _files_signature(source: str) -> tuple:
 
 def _as_loaded(loaded: LoadedModel, device: str, torch_dtype, attn_implementation: str) -> bool:
     """Whether a memoised model is still as :func:`load_model` handed it out (see there)."""
-    from mtcabench.evaluate.attribution._exclusive import model_lock
+    from mtcabench.evaluate.attribution._passes import model_lock
 
     model = loaded.model
     p = next(model.parameters())
@@ -269,7 +269,7 @@ def load_model(
     object then serves every caller (an offline trace, a Tracer, a command run in process),
     so a caller leaves it as it found it:
 
-    - passes: each holds the model's lock (``_exclusive``) from registering its hooks to
+    - passes: each holds the model's lock (``_passes``) from registering its hooks to
       removing them, so callers in several threads take turns, never see another's hooks;
     - a model found changed is not handed out again but loaded afresh (the changed object
       stays with whoever holds it): moved to another device or dtype, put in training mode,

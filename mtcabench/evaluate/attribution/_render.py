@@ -143,6 +143,16 @@ class RenderedConversation:
     def num_turns(self) -> int:
         return self.upto + 1
 
+    @property
+    def shared_prefix(self) -> int:
+        """Tokens of the full layout other conversations likely start with: those up to the
+        end of a leading system turn (every TauBench conversation of a domain starts with the
+        same policy), 0 without one. The prefix cache stores them."""
+        turns = self.conversation.turns
+        if not turns or turns[0].role is not Role.SYSTEM:
+            return 0
+        return self.full.turn_tokens(0)[1]
+
     def turn_sentences(self, turn: int) -> list[int]:
         """Global ids of the sentences of a turn."""
         return [i for i, s in enumerate(self.sentences) if s.turn == turn]
@@ -175,17 +185,17 @@ class RenderedConversation:
         ]
         turn_chars = [(shift(a), shift(b)) for a, b in full.turn_chars]
         origins = [shift(o) for o in full.origins]
-        ids, offsets = _tokenize(self._tokenizer, text)
+        ids, offsets = tokenize(self._tokenizer, text)
         return Layout(text, ids, offsets, origins, turn_chars, sentence_chars, drop)
 
 
-def _tokenize(tokenizer, text: str) -> tuple[list[int], np.ndarray]:
+def tokenize(tokenizer, text: str) -> tuple[list[int], np.ndarray]:
     enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
     offsets = np.asarray(enc["offset_mapping"], dtype=np.int64).reshape(-1, 2)
     return list(enc["input_ids"]), offsets
 
 
-def _render(tokenizer, messages: list[dict]) -> str:
+def render_chat(tokenizer, messages: list[dict]) -> str:
     from jinja2 import TemplateError  # noqa: PLC0415 - transformers' template engine
 
     try:
@@ -204,7 +214,7 @@ def place_text(
     Renders once more with a sentinel in place of the text and checks that putting the text
     back gives ``rendered`` (a template's ``trim`` of the text is allowed for).
     """
-    with_sentinel = _render(tokenizer, [*messages[:i], {**messages[i], "content": SENTINEL},
+    with_sentinel = render_chat(tokenizer, [*messages[:i], {**messages[i], "content": SENTINEL},
                                         *messages[i + 1 :]])
     at = with_sentinel.find(SENTINEL, search_from)
     if at < 0 or with_sentinel.count(SENTINEL) != 1:
@@ -238,7 +248,7 @@ def turn_sentences(turn, origin: int, chars: tuple[int, int]) -> list[tuple[Sent
 def make_layout(tokenizer, text: str, origins: list[int], turn_chars: list[tuple[int, int]],
                 sentence_chars: list[tuple[int, int] | None]) -> Layout:
     """The layout of a whole rendered string (tokenised here)."""
-    ids, offsets = _tokenize(tokenizer, text)
+    ids, offsets = tokenize(tokenizer, text)
     return Layout(text, ids, offsets, origins, turn_chars, sentence_chars)
 
 
@@ -255,7 +265,7 @@ def render_conversation(
     turn_chars: list[tuple[int, int]] = []
     prev = ""
     for i, turn in enumerate(turns):
-        rendered = _render(tokenizer, messages[: i + 1])
+        rendered = render_chat(tokenizer, messages[: i + 1])
         if not rendered.startswith(prev):
             raise InputError(
                 f"{where}, turn {i}: the chat template does not render a conversation as the "

@@ -71,6 +71,18 @@ def with_evidence(graph: ProvenanceGraph, sentences: SentencesFn | None,
         "sentences": evidence(e)}) for e in graph.edges]
     return graph.model_copy(update={"edges": edges})
 
+
+def span_graph(method: Method, conversation: Conversation, target: TargetSpan,
+               shares: SharesFn | None, sentences: SentencesFn | None,
+               settings: TraceSettings) -> ProvenanceGraph:
+    """One method's graph of one span from the base scorer's answers (``shares`` and
+    ``sentences`` per node, None for a model-free method), with each content edge's evidence:
+    the graph of offline ``trace`` and ``explain`` and of the online Tracer alike."""
+    graph = method.graph(conversation, target, shares, settings.search)
+    # Evidence is the base scorer's: a model-free method's graph stays as it is alone.
+    return with_evidence(graph, sentences, conversation) if method.uses_model else graph
+
+
 if TYPE_CHECKING:
     from mtcabench.evaluate.attribution._engine import Attributor
 
@@ -226,8 +238,8 @@ def verify_edges(
 
     checks = {(child_query(k, targets[k], e.child), e.parent) for k, g in graphs.items()
               for e in g.edges if e.score is not None}
-    drops, passes = edge_drops(attributor.loaded, rendered, sorted(checks, key=str))
-    attributor.forward_passes += passes
+    with attributor.counting():
+        drops, _ = edge_drops(attributor.loaded, rendered, sorted(checks, key=str))
     out = {}
     for k, g in graphs.items():
         kept = [e for e in g.edges if e.score is None
@@ -279,10 +291,8 @@ def attribute_spans(
         for name, method in methods.items():
             if method.uses_model and key in shares.unfit:
                 continue
-            graph = method.graph(conversation, t, shares.shares.get(key), settings.search)
-            # Evidence is the base scorer's: a model-free method's graph stays as it is alone.
-            graphs[name][key] = (with_evidence(graph, shares.sentences.get(key), conversation)
-                                 if method.uses_model else graph)
+            graphs[name][key] = span_graph(method, conversation, t, shares.shares.get(key),
+                                           shares.sentences.get(key), settings)
     if settings.verify_edges and shares.rendered is not None:
         for name, method in methods.items():
             if method.uses_model:

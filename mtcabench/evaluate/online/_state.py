@@ -9,9 +9,9 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
-import torch
 
-from mtcabench.evaluate.attribution._render import Layout, Sentence, _tokenize, make_layout
+from mtcabench.evaluate.attribution._passes import cache_bytes, cache_keys, cache_length
+from mtcabench.evaluate.attribution._render import Layout, Sentence, tokenize, make_layout
 from mtcabench.model import Role, Turn
 
 
@@ -22,11 +22,17 @@ class OnlineStats:
     turns: int = 0
     #: Tokens of the conversation as now rendered (processed, or waiting for the next pass).
     tokens: int = 0
-    #: Forward passes run (see ``pass_tokens``).
+    #: Forward passes run over the conversation (see ``pass_tokens``).
     forward_calls: int = 0
+    #: Every model call run for this tracer: its passes and the attention-sink probe (which
+    #: runs once per process for a conversation start already probed).
+    model_calls: int = 0
     #: Tokens fed to the model, recomputed ones included (equals ``tokens`` once flushed,
-    #: without crops).
+    #: without crops, less ``reused_tokens``).
     tokens_fed: int = 0
+    #: Tokens whose keys and values came from the prefix cache (a system prompt another
+    #: conversation of the model stored) instead of being computed.
+    reused_tokens: int = 0
     #: Times the cache was cropped because the new rendering did not extend the old one.
     crops: int = 0
     #: Tokens fed again after a crop.
@@ -39,7 +45,7 @@ class OnlineStats:
 
 
 @dataclass
-class _TurnRows:
+class TurnRows:
     """The stored rows of one assistant turn: token ``start`` on, one feature vector each."""
 
     start: int
@@ -48,7 +54,7 @@ class _TurnRows:
 
 
 @dataclass
-class _State:
+class RenderState:
     """The rendering, tokens and sentences of the conversation processed so far."""
 
     messages: list[dict] = field(default_factory=list)
@@ -64,30 +70,11 @@ class _State:
         return np.array([s.turn for s in self.sentences], dtype=np.int64)
 
 
-def _cache_keys(cache, layer: int) -> torch.Tensor | None:
-    """The cached (rotated) keys of one layer, ``[1, kv_heads, P, head_dim]``, or None."""
-    layers = getattr(cache, "layers", None)
-    if layers is not None:  # transformers >= 4.56
-        if layer >= len(layers):
-            return None
-        keys = getattr(layers[layer], "keys", None)
-    else:
-        kc = getattr(cache, "key_cache", [])
-        keys = kc[layer] if layer < len(kc) else None
-    return keys if keys is not None and keys.numel() else None
-
-
-def _cache_length(cache) -> int:
-    return int(cache.get_seq_length()) if cache is not None else 0
-
-
-def _cache_bytes(cache) -> int:
-    layers = getattr(cache, "layers", None)
-    if layers is not None:
-        tensors = [t for lay in layers for t in (getattr(lay, "keys", None), getattr(lay, "values", None))]
-    else:
-        tensors = [*getattr(cache, "key_cache", []), *getattr(cache, "value_cache", [])]
-    return sum(t.numel() * t.element_size() for t in tensors if t is not None)
+# The cache helpers live with the pass service; the names below are this module's for its
+# callers (and tests) that read a tracer's cache.
+_cache_keys = cache_keys
+_cache_length = cache_length
+_cache_bytes = cache_bytes
 
 
 def as_message(turn: Turn) -> dict[str, Any]:
@@ -104,7 +91,7 @@ def as_message(turn: Turn) -> dict[str, Any]:
     return msg
 
 
-def _starts_with_split_token(tokenizer, text: str) -> bool:
+def starts_with_split_token(tokenizer, text: str) -> bool:
     """Whether ``text`` starts with an added token that takes no blank from its left.
 
     A fast tokenizer cuts its input at added tokens (a chat template's ``<|im_start|>``...)
@@ -117,21 +104,21 @@ def _starts_with_split_token(tokenizer, text: str) -> bool:
                for t in decoder.values())
 
 
-def _extended_layout(tokenizer, old: Layout, text: str, origins, turn_chars,
+def extended_layout(tokenizer, old: Layout, text: str, origins, turn_chars,
                      sentence_chars) -> Layout:
     """The layout of ``text``, which extends ``old.text``: only the new part is tokenised when
     it starts at a token boundary that tokenisation cannot cross (see
-    :func:`_starts_with_split_token`), else the whole text. Re-tokenising the whole
+    :func:`starts_with_split_token`), else the whole text. Re-tokenising the whole
     conversation at every add would cost quadratic time over a run."""
     suffix = text[len(old.text):]
-    if not old.text or not _starts_with_split_token(tokenizer, suffix):
+    if not old.text or not starts_with_split_token(tokenizer, suffix):
         return make_layout(tokenizer, text, origins, turn_chars, sentence_chars)
-    ids, offsets = _tokenize(tokenizer, suffix)
+    ids, offsets = tokenize(tokenizer, suffix)
     return Layout(text, [*old.input_ids, *ids],
                   np.concatenate([old.offsets, offsets + len(old.text)]),
                   origins, turn_chars, sentence_chars)
 
 
-def _pad(a: np.ndarray, width: int) -> np.ndarray:
+def pad_rows(a: np.ndarray, width: int) -> np.ndarray:
     """Rows padded with zeros to ``width`` sentences (later sentences: no attention)."""
     return a if a.shape[1] == width else np.pad(a, ((0, 0), (0, width - a.shape[1])))

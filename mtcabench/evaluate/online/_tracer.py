@@ -43,6 +43,13 @@ rows (``benchmarks/online_trace.py --llm-latency`` measures it). An ``explain`` 
 pass still runs waits for that pass only. ``background=False`` runs the model in the calling
 thread, once ``pass_tokens`` wait and always before an answer.
 
+The model runs through the pass service of the evaluator (:mod:`~mtcabench.evaluate.attribution._passes`),
+which keeps the key/value states of a system prompt across conversations: a new Tracer of the
+same model whose conversation starts with a system prompt another one stored (an agent's next
+conversation, or a Tracer given the system message before the user speaks) computes only what
+follows it. The worker (:mod:`~mtcabench.evaluate.online._worker`) is joined at :meth:`Tracer.close`,
+when the tracer is collected, and at interpreter exit: a script may end while it runs.
+
 Context: a turn that would take the conversation past the model's context (or
 ``TraceSettings.max_tokens``) is refused with one line (:class:`~mtcabench.errors.InputError`)
 and not added; nothing is ever cut.
@@ -50,9 +57,7 @@ and not added; nothing is ever cut.
 
 from __future__ import annotations
 
-import inspect
 import threading
-import weakref
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
@@ -62,38 +67,37 @@ import torch
 from mtcabench.errors import InputError
 from mtcabench.evaluate.attribution._attention import (
     SINK_PROBE_TOKENS,
-    RowHooks,
-    attention_modules,
     layer_attention_rows,
     row_chunks,
     sink_positions,
     without_sinks,
 )
-from mtcabench.evaluate.attribution._engine import best_sentences, segment_ids, turn_shares
+from mtcabench.evaluate.attribution._passes import attention_modules, passes_for
+from mtcabench.evaluate.attribution._engine import answer
 from mtcabench.evaluate.attribution._loading import (
     DEFAULT_MODEL,
     LoadedModel,
     load_model,
     model_limits,
 )
-from mtcabench.evaluate.methods._conversation import SentencesFn, with_evidence
+from mtcabench.evaluate.methods._conversation import SentencesFn, span_graph
 from mtcabench.evaluate.methods._methods import get_methods
 from mtcabench.evaluate.online._scorers import online_head_weights
+from mtcabench.evaluate.online._worker import Worker
 from mtcabench.evaluate.online._state import (
     OnlineStats,
     _cache_bytes,
-    _cache_keys,
     _cache_length,
-    _extended_layout,
-    _pad,
-    _State,
-    _TurnRows,
+    extended_layout,
+    pad_rows,
+    RenderState,
+    TurnRows,
     as_message,
 )
 from mtcabench.evaluate.attribution._render import (
     Layout,
     Sentence,
-    _render,
+    render_chat,
     chat_message,
     make_layout,
     place_text,
@@ -166,18 +170,15 @@ class Tracer:
         # of tokenising to be refused).
         self._chars_per_token = 2 * model_limits(self.loaded)[1]
         self.conversation_id = conversation_id
-        params = inspect.signature(self.loaded.model.forward).parameters
-        # transformers 5 names the cache argument ``cache`` (``past_key_values`` before).
-        self._cache_arg = "cache" if "cache" in params else "past_key_values"
+        self._passes = passes_for(self.loaded.model)
         self.background = background
         # _engine: held by whoever runs the model or reads what it stored (the worker during
         # a pass; explain, flush, reset). _state_lock: the conversation as added, swapped
         # whole by add (never held during a pass, so add never waits for one).
         self._engine = threading.RLock()
         self._state_lock = threading.Lock()
-        self._worker: threading.Thread | None = None
-        self._wake = threading.Event()
-        self._stop = threading.Event()
+        self._worker = Worker(self, Tracer._background_pass,
+                              name=f"mtcabench-tracer-{conversation_id}")
         self._failure: BaseException | None = None
         self.reset()
 
@@ -193,8 +194,8 @@ class Tracer:
 
         self._failure = None
         self._reader = LiveReader(f"tracer {self.conversation_id}")
-        self._state = _State()
-        self._rows: dict[int, _TurnRows] = {}
+        self._state = RenderState()
+        self._rows: dict[int, TurnRows] = {}
         self._cache = DynamicCache()
         # What the cache holds: the token ids processed and each one's sentence.
         self._done_ids = np.zeros(0, dtype=np.int64)
@@ -261,8 +262,7 @@ class Tracer:
             self._reader.done()
         finally:
             if self.background and self.pending_tokens > 0:
-                self._start_worker()
-                self._wake.set()
+                self._worker.wake()
         return turns
 
     def _add_turn(self, turn: Turn) -> None:
@@ -307,9 +307,9 @@ class Tracer:
             self._catch_up()
 
     def close(self) -> None:
-        """Stop the background worker (also done when the tracer is garbage collected)."""
-        self._stop.set()
-        self._wake.set()
+        """Stop the background worker, waiting for a pass in progress (also done when the
+        tracer is garbage collected, and at interpreter exit)."""
+        self._worker.stop()
 
     def _catch_up(self) -> None:
         """Crop the cache to what the current rendering keeps, then run the model over the
@@ -336,21 +336,10 @@ class Tracer:
         probe = np.asarray(layout.input_ids[:SINK_PROBE_TOKENS], dtype=np.int64)
         if not np.array_equal(probe, self._sink_probe):
             self._sink_probe = probe
-            self._probed = sink_positions(self.loaded.model, probe)
+            with self._passes.meter() as meter:
+                self._probed = sink_positions(self.loaded.model, probe)
+            self.stats.model_calls += meter.calls
         return self._probed
-
-    def _start_worker(self) -> None:
-        if self._worker is not None and self._worker.is_alive():
-            return
-        self._stop.clear()
-        # The thread holds the tracer weakly: a tracer nobody uses any more is collected (its
-        # model and cache freed) and the thread ends.
-        self._worker = threading.Thread(target=_work, args=(weakref.ref(self), self._wake,
-                                                            self._stop),
-                                        name=f"mtcabench-tracer-{self.conversation_id}",
-                                        daemon=True)
-        weakref.finalize(self, _stop_worker, self._wake, self._stop)
-        self._worker.start()
 
     def _background_pass(self) -> None:
         with self._engine:
@@ -367,12 +356,12 @@ class Tracer:
             failure, self._failure = self._failure, None
             raise failure
 
-    def _render_with(self, turn: Turn) -> _State:
+    def _render_with(self, turn: Turn) -> RenderState:
         """The rendering of the conversation with ``turn`` added, every turn located."""
         tok = self.loaded.tokenizer
         old = self._state
         messages = [*old.messages, chat_message(turn)]
-        rendered = _render(tok, messages)
+        rendered = render_chat(tok, messages)
         where = f"tracer {self.conversation_id}"
         turns = [*self.turns, turn]
         if rendered.startswith(old.text):
@@ -396,13 +385,13 @@ class Tracer:
         origins = [o for o, _ in placed]
         turn_chars = [c for _, c in placed]
         if new_turns == [turn] and old.layout is not None:
-            layout = _extended_layout(tok, old.layout, rendered, origins, turn_chars,
+            layout = extended_layout(tok, old.layout, rendered, origins, turn_chars,
                                       sentence_chars)
         else:
             layout = make_layout(tok, rendered, origins, turn_chars, sentence_chars)
-        return _State(messages, rendered, origins, turn_chars, sentences, sentence_chars, layout)
+        return RenderState(messages, rendered, origins, turn_chars, sentences, sentence_chars, layout)
 
-    def _kept_prefix(self, state: _State, turns: list[Turn]) -> int:
+    def _kept_prefix(self, state: RenderState, turns: list[Turn]) -> int:
         """How many processed tokens the new rendering keeps: the common prefix of token ids
         and sentence ids, and no stored turn whose first token moved."""
         new = state.layout
@@ -434,7 +423,6 @@ class Tracer:
     def _forward(self, layout: Layout, p: int, turns: list[Turn]) -> None:
         """Run the model over tokens ``p..`` of ``layout`` (the rendering of ``turns``) with
         the cache of tokens ``..p``, storing the rows of assistant turns' tokens from ``p`` on."""
-        model = self.loaded.model
         device = self.loaded.device
         T = layout.num_tokens
         n_s = len(layout.sentence_chars)
@@ -450,21 +438,12 @@ class Tracer:
                                dtype=torch.long, device=device)
         sent = torch.where(sent < 0, torch.full_like(sent, n_s), sent)  # bucket for "none"
         acc = torch.zeros(len(rows), n_s + 1, device=device)
-        cache = self._cache
         hw = self._head_weights
 
-        def on_layer(layer, module, hidden, pe):
+        def on_layer(layer, module, hidden, pe, keys):
             if not len(rows):
                 return
             # After the layer's attention ran: its cache holds the keys of every token.
-            idx = getattr(module, "layer_idx", layer)
-            keys = _cache_keys(cache, idx)
-            have = 0 if keys is None else keys.shape[-2]
-            if have != T:
-                raise InputError(
-                    f"{type(module).__name__}: the key/value cache holds {have} keys of layer "
-                    f"{idx}, expected {T} (a sliding-window cache?); online tracing needs every "
-                    "key of the conversation")
             fn = layer_attention_rows(module, hidden, pe, rows_t, keys=keys)
             weights = hw[layer]
             for chunk in row_chunks(len(rows), self._n_heads or 1, T, budget=ROW_CHUNK_BYTES):
@@ -472,13 +451,16 @@ class Tracer:
                 per_row = torch.matmul(weights, w.view(w.shape[0], -1)).view(w.shape[1], -1)
                 acc[chunk].index_add_(1, sent[: w.shape[-1]], per_row)
 
-        ids = torch.as_tensor(layout.input_ids[p:], dtype=torch.long, device=device)
-        with RowHooks(model, on_layer, after=True), torch.inference_mode():
-            model(input_ids=ids[None], use_cache=True, logits_to_keep=1,
-                  **{self._cache_arg: cache})
-        if _cache_length(cache) != T:
-            raise InputError(f"{type(model).__name__}: the cache holds {_cache_length(cache)} "
-                             f"tokens after the pass, expected {T}; unsupported cache")
+        # A new conversation may start from the prefix another one stored (its system prompt):
+        # the tokens before the first stored row need not be computed again.
+        first = int(rows[0]) if len(rows) else T - 1
+        store = (layout.turn_tokens(0)[1] if turns and turns[0].role is Role.SYSTEM else 0)
+        with self._passes.meter() as meter:
+            res = self._passes.forward(layout.input_ids, cache=self._cache, on_layer=on_layer,
+                                       reuse=first, store=store)
+        self._cache = res.cache
+        self.stats.model_calls += meter.calls
+        self.stats.reused_tokens += meter.reused
         feats = acc[:, :n_s].cpu().numpy()
         k = 0
         for i, a, b in parts:
@@ -487,18 +469,18 @@ class Tracer:
             have = self._rows.get(i)
             if have is not None and have.start + len(have.features) == a:
                 width = max(have.features.shape[1], block.shape[1])
-                have.features = np.concatenate([_pad(have.features, width), _pad(block, width)])
+                have.features = np.concatenate([pad_rows(have.features, width), pad_rows(block, width)])
                 have.end = assistant[i][1]
             else:
-                self._rows[i] = _TurnRows(*assistant[i], block)
+                self._rows[i] = TurnRows(*assistant[i], block)
         self._done_ids = np.asarray(layout.input_ids, dtype=np.int64)
         self._done_sentences = np.asarray(layout.token_sentence, dtype=np.int64)
         st = self.stats
         st.forward_calls += 1
-        st.tokens_fed += T - p
+        st.tokens_fed += T - res.start
         st.stored_rows = sum(len(r.features) for r in self._rows.values())
         st.feature_bytes = sum(r.features.nbytes for r in self._rows.values())
-        st.cache_bytes = _cache_bytes(cache)
+        st.cache_bytes = _cache_bytes(self._cache)
 
     # ------------------------------------------------------------------ answers
 
@@ -530,23 +512,26 @@ class Tracer:
         scores[: len(feats)] = feats
         return scores
 
+    def _answer(self, turn: int, start: int, end: int
+                ) -> tuple[dict[int, float], dict[int, list[ScoredSentence]]]:
+        """The offline answer (:func:`~mtcabench.evaluate.attribution._engine.answer`) for
+        ``Turn.text[start:end]`` of turn ``turn`` from the stored rows."""
+        scores = self._sentence_scores(turn, start, end)
+        if scores is None:
+            return {}, {}
+        return answer(scores, self._state.sentences, [t.text for t in self.turns], turn,
+                      self.settings.evidence_sentences, self.settings.turn_aggregate,
+                      self.scorer.additive)
+
     def shares(self, turn: int, start: int, end: int) -> dict[int, float]:
         """Turn shares of ``Turn.text[start:end]`` of assistant turn ``turn``, from the stored
         rows (see :func:`~mtcabench.evaluate.turn_shares`)."""
-        scores = self._sentence_scores(turn, start, end)
-        if scores is None:
-            return {}
-        return turn_shares(scores, self._state.sentence_turns, turn, self.settings.turn_aggregate,
-                           segment_ids(self._state.sentences))
+        return self._answer(turn, start, end)[0]
 
     def evidence(self, turn: int, start: int, end: int) -> dict[int, list[ScoredSentence]]:
         """Per earlier turn, its best sentences for ``Turn.text[start:end]`` of turn ``turn``
         (``settings.evidence_sentences`` of them; see :func:`best_sentences`)."""
-        scores = self._sentence_scores(turn, start, end)
-        if scores is None:
-            return {}
-        return best_sentences(scores, self._state.sentences, [t.text for t in self.turns], turn,
-                              self.settings.evidence_sentences, self.settings.turn_aggregate)
+        return self._answer(turn, start, end)[1]
 
     def _node(self, target: TargetSpan, key: Hashable) -> tuple[int, int, int] | None:
         """The text a search node stands for: the target span, a whole turn by index, or a
@@ -560,32 +545,31 @@ class Tracer:
             return key, 0, len(turns[key].text)
         return None
 
+    def _lookup(self, target: TargetSpan) -> Callable[[Hashable], tuple]:
+        """A node's answer (the target under ``TARGET``, a turn by index, a part of one),
+        memoised: one answer per node gives its shares and its evidence."""
+        memo: dict[Hashable, tuple] = {}
+
+        def lookup(key: Hashable) -> tuple:
+            if key not in memo:
+                node = self._node(target, key)
+                memo[key] = ({}, {}) if node is None else self._answer(*node)
+            return memo[key]
+
+        return lookup
+
     def evidence_function(self, target: TargetSpan) -> SentencesFn:
         """``sentences(node, parent)``: a parent's best sentences for a node of the search
         (the target under ``TARGET``, a turn by index), memoised per node."""
-        memo: dict[Hashable, dict[int, list[ScoredSentence]]] = {}
-
-        def sentences(key: Hashable, parent: int) -> list[ScoredSentence]:
-            if key not in memo:
-                node = self._node(target, key)
-                memo[key] = {} if node is None else self.evidence(*node)
-            return list(memo[key].get(parent, []))
-
-        return sentences
+        lookup = self._lookup(target)
+        return lambda key, parent: list(lookup(key)[1].get(parent, []))
 
     def shares_function(self, target: TargetSpan) -> Callable[[Hashable], dict[int, float]]:
         """The :data:`~mtcabench.evaluate.methods._tokengeist.SharesFn` of a target: its own shares
         under ``TARGET``, an assistant turn's as a whole under its index, a part of one under
         its :class:`~mtcabench.evaluate.methods._tokengeist.Part` (memoised)."""
-        memo: dict[Hashable, dict[int, float]] = {}
-
-        def shares(key: Hashable) -> dict[int, float]:
-            if key not in memo:
-                node = self._node(target, key)
-                memo[key] = {} if node is None else self.shares(*node)
-            return memo[key]
-
-        return shares
+        lookup = self._lookup(target)
+        return lambda key: lookup(key)[0]
 
     def explain(
         self,
@@ -599,26 +583,9 @@ class Tracer:
         target = self.target(turn, span)
         (m,) = get_methods([method]).values()
         if not m.uses_model:
-            return m.graph(self.conversation, target, None, self.settings.search)
-        graph = m.graph(self.conversation, target, self.shares_function(target),
-                        self.settings.search)
-        return with_evidence(graph, self.evidence_function(target), self.conversation)
+            return span_graph(m, self.conversation, target, None, None, self.settings)
+        lookup = self._lookup(target)
+        return span_graph(m, self.conversation, target, lambda key: lookup(key)[0],
+                          lambda key, parent: list(lookup(key)[1].get(parent, [])),
+                          self.settings)
 
-
-def _work(ref: weakref.ref, wake: threading.Event, stop: threading.Event) -> None:
-    """The background worker: each wake-up, one catch-up of the tracer (if it still lives)."""
-    while True:
-        wake.wait()
-        if stop.is_set():
-            return
-        wake.clear()
-        tracer = ref()
-        if tracer is None:
-            return
-        tracer._background_pass()
-        del tracer
-
-
-def _stop_worker(wake: threading.Event, stop: threading.Event) -> None:
-    stop.set()
-    wake.set()
