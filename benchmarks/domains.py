@@ -30,6 +30,7 @@ from mtcabench.studies import (  # noqa: E402
     RESULTS,
     Models,
     ResultStore,
+    candidate_table,
     domain_gold,
     domain_table,
     domain_units,
@@ -74,10 +75,14 @@ def main(argv: list[str] | None = None) -> int:
             run_units(units, store, models=Models(), lock=args.lock, log=log)
         table = domain_table([r for _, r in store.results()], bench, args.split,
                              args.per_group)
-        print(table)
+        results = [r for _, r in store.results()]
+        candidate = candidate_table(results, bench, args.split, args.per_group)
+        print(table, candidate, sep="\n\n")
         if args.write_docs and table:
             write_docs(args.write_docs, table, f"<!-- domains-{args.split}:begin -->",
                        f"<!-- domains-{args.split}:end -->")
+            write_docs(args.write_docs, candidate, f"<!-- domains-{args.split}-candidate:begin -->",
+                       f"<!-- domains-{args.split}-candidate:end -->")
     except (InputError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3

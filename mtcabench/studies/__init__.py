@@ -57,7 +57,12 @@ alone (benchmarks/study_plan.py and benchmarks/study_tables.py are their command
 
 from __future__ import annotations
 
-from mtcabench.studies._domains import domain_gold, domain_table, domain_units
+from mtcabench.studies._domains import (
+    candidate_table,
+    domain_gold,
+    domain_table,
+    domain_units,
+)
 # The split is the benchmark format's rule, shared with a release built --split-by-task.
 from mtcabench.benchmark import (DEV_BUCKETS, SPLITS, TEST_BUCKETS, TRAIN_BUCKETS, TRIALS,
                                  split_of)
@@ -136,8 +141,8 @@ __all__ = [
     "SPLITS", "STAGES", "TEST_BUCKETS", "TRAIN_BUCKETS", "TRIALS", "Models", "Point",
     "PointResult", "ResultStore", "RunSummary", "Scores", "SearchPoint", "ShareTables",
     "SpanResult", "StudyResult", "Unit", "all_shares", "best_edge_f1", "build_gold",
-    "by_conversation", "check_training_split", "choose", "choose_k", "chosen_k", "code_commit",
-    "comparison_units", "compute_shares", "conversation_fingerprint", "curve_units",
+    "by_conversation", "candidate_table", "check_training_split", "choose", "choose_k", "chosen_k",
+    "code_commit", "comparison_units", "compute_shares", "conversation_fingerprint", "curve_units",
     "default_point", "describe", "digest", "domain_gold", "domain_table", "domain_units",
     "evaluate_point", "floor_scores", "gold_fingerprint", "load_cache", "load_gold", "md_table",
     "missing", "objective", "parameter_study", "plan", "render", "replay", "rounded", "run_grid",

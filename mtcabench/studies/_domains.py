@@ -35,12 +35,17 @@ from mtcabench.studies._results import StudyResult
 from mtcabench.benchmark import split_of
 from mtcabench.studies._split import GOLD_DECIDED_AT, by_conversation
 from mtcabench.studies._tables import compare, diff_ci, md, spans_of, with_ci
-from mtcabench.studies._units import Unit
+from mtcabench.evaluate import SearchSettings
+from mtcabench.studies._units import SearchPoint, Unit
 
 #: The units' study name, scorer and setting (the default base scorer at its defaults).
 STUDY, SCORER, SETTING = "domains", "avg-attention", "default"
 #: Dependency types with rows of their own under each group (the paper's recursive cases).
 TYPES = ("chained", "multi-source")
+#: A candidate default, replayed from every unit's stored shares (no model) and compared with
+#: the default on the same spans: ``alpha`` 0.7 (the relative pruning threshold).
+CANDIDATE = SearchPoint("alpha=0.7", SearchSettings(alpha=0.7), ("tokengeist",))
+POINTS = (SearchPoint("default"), CANDIDATE)
 
 
 def domain_gold(folder: Path, tau2: Sequence[Path], taubench: Path | None) -> Benchmark:
@@ -89,7 +94,7 @@ def domain_units(bench: Benchmark, split: str, per_group: int) -> list[Unit]:
         for ids in ranked.values():
             if i < len(ids):
                 units.append(Unit(STUDY, split, bench.conversations[ids[i]], tuple(work[ids[i]]),
-                                  SCORER, SETTING))
+                                  SCORER, SETTING, points=POINTS))
     return units
 
 
@@ -155,3 +160,28 @@ def _size(matrix: np.ndarray) -> str:
     gold = matrix[:, cols.index("edge_gold")].sum()
     return f"{matrix[:, cols.index('edge_predicted')].sum() / gold:.2f}" if gold else "-"
 
+
+def candidate_table(results: Sequence[StudyResult], bench: Benchmark, split: str,
+                    per_group: int) -> str:
+    """Tokengeist at :data:`CANDIDATE` against the default on the same spans, all spans and
+    per domain: the paired difference with its conversation-clustered interval."""
+    sample = {u.conversation.id for u in domain_units(bench, split, per_group)}
+    units = [r for r in results if r.split == split and r.scorer == SCORER
+             and r.setting == SETTING and r.seed == 0 and r.conversation_id in sample
+             and CANDIDATE.label in r.points]
+    if not units:
+        return ""
+    rows = []
+    for title, members in _groups(units, bench.conversations).items():
+        if title.startswith("agent: "):
+            continue
+        f, used, n_conv = compare(spans_of(members, CANDIDATE.label, "tokengeist"),
+                                  spans_of(members, "default", "tokengeist"))
+        rows.append([title, f"{n_conv} / {len(used.ids)}", with_ci(f["edge_f1"]),
+                     diff_ci(f["edge_f1"])])
+    lines = [f"{split.capitalize()} split: Tokengeist at {CANDIDATE.label} against the default "
+             "search settings, replayed from the same shares; paired difference, 95% "
+             "conversation-clustered bootstrap interval.", ""]
+    lines += md(["group", "conv. / spans", "edge F1 at " + CANDIDATE.label,
+                 "difference from default"], rows)
+    return "\n".join(lines)
