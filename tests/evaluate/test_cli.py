@@ -59,7 +59,9 @@ def test_trace_command_four_methods_in_one_run_then_score(sample_benchmark, tmp_
                                  *(x for m in methods for x in ("--method", m)),
                                  "-o", str(tmp_path / "{method}.jsonl")])
     assert result.exit_code == 0, result.output
-    assert "3 conversations, 3 forward passes" in result.output
+    # One pass per conversation, and the sink probe once for the system prompt they share
+    # (every model call is counted; the caches are emptied before each test)
+    assert "3 conversations, 4 forward passes" in result.output
     subs = [tmp_path / f"{m}.jsonl" for m in methods]
     assert [json.loads(p.read_text().splitlines()[0])["method"] for p in subs] == methods
     result = runner.invoke(app, ["score", *map(str, subs), "-b", str(sample_benchmark),
