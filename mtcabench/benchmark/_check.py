@@ -38,14 +38,20 @@ from mtcabench.benchmark._manifest import (
 REQUIRED_CONFIGS = ("spans", "conversations")
 
 
-def check_release(folder: str | Path) -> tuple[ReleaseManifest | None, list[str]]:
+def check_release(folder: str | Path, *, extra_files: bool = False,
+                  ) -> tuple[ReleaseManifest | None, list[str]]:
     """The manifest of ``folder`` and every problem that makes it not the release its
     release.json and checksum file describe ([] when intact). The manifest is None when
     release.json was not read (a link out of the folder, a FIFO: see the problems). A missing
     or invalid release.json is an :class:`~mtcabench.errors.InputError`, as from
-    :func:`~mtcabench.benchmark.read_manifest`."""
+    :func:`~mtcabench.benchmark.read_manifest`.
+
+    ``extra_files``: files the checksum file does not list are no problem. The loader asks
+    for this: it reads only the files release.json names (each of which must be listed), so
+    a page written beside the data (``mtcabench view --out RELEASE/view``) changes nothing it
+    reads; ``verify`` and ``publish``, which speak for the whole folder, name such files."""
     folder = Path(folder)
-    problems = verify_checksums(folder)
+    problems = verify_checksums(folder, unlisted=not extra_files)
     if unsafe_to_read(problems):
         return None, problems
     manifest = read_manifest(folder)

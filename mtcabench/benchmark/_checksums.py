@@ -148,9 +148,10 @@ def unsafe_to_read(problems: list[str]) -> bool:
     return any(p.startswith((f"{MANIFEST_NAME}:", f"{CHECKSUMS_NAME}:")) for p in problems)
 
 
-def verify_checksums(folder: Path) -> list[str]:
+def verify_checksums(folder: Path, *, unlisted: bool = True) -> list[str]:
     """Problems found (links out of the folder, hidden and special files, then missing,
-    changed or unlisted files); [] when the folder is intact.
+    changed or unlisted files); [] when the folder is intact. ``unlisted=False`` leaves out
+    the files the checksum file does not list (the loader, which never reads them).
 
     The folder is looked at before any file in it is read: when the checksum file or
     release.json is a link out of the folder (or a FIFO), the problems found so far are all
@@ -180,7 +181,7 @@ def verify_checksums(folder: Path) -> list[str]:
                             "release folder; a release holds its own files")
         elif sha256_file(path) != listed[rel]:
             problems.append(f"{rel}: sha256 differs from {CHECKSUMS_NAME} (file changed)")
-    for rel in release_files(folder):
+    for rel in release_files(folder) if unlisted else []:
         if rel not in listed:
             problems.append(f"{rel}: not listed in {CHECKSUMS_NAME}")
     return problems

@@ -61,7 +61,7 @@ def load_release_folder(folder: str | Path, *, origin: str | None = None,
     from mtcabench.benchmark.tables import conversation_from_row, span_from_row
 
     folder = Path(folder)
-    manifest, problems = check_release(folder)
+    manifest, problems = check_release(folder, extra_files=True)  # never reads them
     if problems or manifest is None:
         more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
         raise InputError(f"{folder}: release files do not match their checksums and "

@@ -98,8 +98,9 @@ def test_the_loader_reads_the_files_release_json_names_not_the_cards(built, samp
     with pytest.raises(InputError) as err:
         load_release(built.folder, cache_dir=sample_inputs["cache"])
     assert "README.md: sha256 differs" in err.value.message
-    assert f"{other}: not listed" in err.value.message
     assert "NonMatchingSplitsSizesError" not in err.value.message
+    # the copy no checksum covers is never read by the loader; verify names it
+    assert f"{other}: not listed" in invoke("release", "verify", built.folder).output
 
 
 def test_a_card_naming_other_files_is_refused_even_with_its_checksum_rewritten(built,
@@ -287,3 +288,22 @@ def test_publish_names_a_conversations_table_without_metadata(built):
     relist(built.folder, "release.json")
     with pytest.raises(InputError, match=re.escape(CONVS) + ": not a conversations table"):
         plan_publish(built.folder, "o/n")
+
+
+def test_a_page_written_beside_the_data_is_read_by_no_one_and_named_by_verify(built):
+    """`mtcabench view --out RELEASE/view` (docs/scoring.md): the loader, which reads only the
+    files release.json names, loads the release as before; verify and publish, which speak for
+    the whole folder, name the files the checksums do not list."""
+    before = load_release(built.folder)
+    (built.folder / "view").mkdir()
+    (built.folder / "view" / "index.html").write_text("<!doctype html>")
+    after = load_release(built.folder)
+    assert [s.id for s in after.spans] == [s.id for s in before.spans]
+    _, problems = check_release(built.folder)
+    assert problems == ["view/index.html: not listed in CHECKSUMS.sha256"]
+    assert check_release(built.folder, extra_files=True)[1] == []
+    one_line_error(invoke("release", "verify", built.folder), ExitCode.INVALID)
+    # a listed data file changed is still refused by the loader
+    (built.folder / SPANS).write_bytes((built.folder / SPANS).read_bytes() + b"x")
+    with pytest.raises(InputError, match="sha256 differs"):
+        load_release(built.folder)
