@@ -276,6 +276,13 @@ def domain_sections(st: dict) -> list[str]:
             ["domain", "split", "tasks", "conversations", "spans"],
             [[d, name, v["tasks"], v["conversations"], v["spans"]]
              for d, by in st["splits"].items() for name, v in by.items()])]
+        if "real_conversations" in st:
+            real = st["real_conversations"]
+            out += [f"The conversations are those with a released span: **{sum(real.values())} "
+                    "real runs** (" + ", ".join(f"{d} {n}" for d, n in real.items()) + ") and "
+                    f"{st['conversations'] - sum(real.values())} counterfactual copies of them. "
+                    "A run with no span (nothing in it that the rules decide) is not in the "
+                    "release: it has nothing to score.", ""]
     if "cap" in st:
         cap = st["cap"]
         out += ["### Cap per conversation", "",

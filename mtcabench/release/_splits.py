@@ -140,8 +140,14 @@ def split_statistics(spans: list[BenchmarkSpan], convs: list[Conversation],
                                     if s.origin is not SpanOrigin.REAL else "real"})
         r["spans"] += 1
         r["by_domain"][s.domain] = r["by_domain"].get(s.domain, 0) + 1
+    # A release holds the conversations with a released span; a run with none has nothing
+    # to score and is not in it. Real runs and their counterfactual copies are counted apart
+    # (a copy is one run edited, not another run).
+    real = {s.conversation_id for s in spans if s.origin is SpanOrigin.REAL}
     return {
         "splits": splits,
+        "real_conversations": {d: sum(1 for c in convs if c.domain == d and c.id in real)
+                               for d in domains},
         "by_domain_agent_type": {d: dict(sorted(agents.get(d, {}).items())) for d in domains},
         "agents": len({c.agent_model for c in convs if c.agent_model}),
         "hops_by_domain": hops,

@@ -78,10 +78,10 @@ def test_the_card_states_the_rules_and_the_hand_checked_precision(real_release):
     assert "| direct | 3227 | 43 | 42 | 97.7% | 100.0% |" in section
     assert "| chained | 771 | 7 | 7 | 100.0% | 100.0% |" in section
     assert "| multi-source | 103 | 34 | 32 | 94.1% | 100.0% |" in section
-    # and every hallucination of v4 on tau2's airline runs (7)
-    assert "| hallucination | 15 | 22 | 22 | 100.0% | 100.0% |" in section
-    assert "Real hallucination spans: 22/22 correct, precision 100.0% (95% Wilson interval " \
-        "85.1%-100.0%)" in section
+    # and every hallucination of v4 on tau2's runs (7 airline claims, 1 action claim)
+    assert "| hallucination | 15 | 23 | 23 | 100.0% | 100.0% |" in section
+    assert "Real hallucination spans: 23/23 correct, precision 100.0% (95% Wilson interval " \
+        "85.7%-100.0%)" in section
 
 
 def test_the_card_reports_counterfactual_spans_apart_and_hops_beside_depth(real_release):

@@ -1,10 +1,10 @@
 """Release 2.0 from every source (issue 32, item 6): the 200 TauBench runs and the 663
 tau2-bench runs, built --split-by-task with the cap (tests/conftest.py's release_2, the
-commands of docs/release.md). Checked: the counts of the issue's Done-when that do not depend
-on the lineage rules version (conversations, domains, agent models, the four types in airline
-and retail), the split by task with no task on two sides, one `load_dataset` config per
-domain and `all`, and the card's sections (domain x agent x type, hops by domain,
-hallucinations by rule with their hand-check)."""
+commands of docs/release.md). Checked: the counts of the issue's Done-when (conversations,
+real ones apart, domains, agent models, the four types in airline and retail, the real
+hallucinations and their hand-check), the split by task with no task on two sides, one
+`load_dataset` config per domain and `all`, and the card's sections (domain x agent x type,
+hops by domain, hallucinations by rule with their hand-check)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,10 @@ def test_release_2_holds_every_source_in_three_domains(release_2):
     res = CliRunner().invoke(app, ["release", "verify", str(folder)])
     assert res.exit_code == 0, res.output
     st = json.loads((folder / "release.json").read_text())["statistics"]
+    # The real runs with a span (105 of the 863 have none: docs/lineage.md): below the 800
+    # of the issue's Done-when, which the conversations reach only with the counterfactual
+    # copies; pinned so that a change of either is seen.
+    assert st["real_conversations"] == {"airline": 514, "retail": 190, "telecom": 54}
     assert st["conversations"] >= 800
     assert set(st["conversations_by_source"]) == {"taubench", "tau2"}
     assert set(st["splits"]) == set(DOMAINS)
@@ -45,8 +49,13 @@ def test_release_2_holds_every_source_in_three_domains(release_2):
     checked = [x for x in handcheck["spans"] if x["dependency_type"] == "hallucination"]
     real = [v["lineage-v4"] for r in rules.values() if "lineage-v4" in r.get("handcheck", {})
             for v in [r["handcheck"]]]
-    assert sum(v["checked"] for v in real) == len(checked) >= 22
+    # 23 real hallucinations, every one lineage-v4 proposes on the 863 runs, all correct (the
+    # issue asked for 30: these agents' runs hold no more that an exact rule decides)
+    assert sum(v["checked"] for v in real) == len(checked) == 23
+    assert sum(v["correct"] for v in real) == 23
     assert rules["elapsed-time claim"]["handcheck"]["lineage-v4"]["checked"] >= 11
+    assert rules["action claim"]["spans"] == 1
+    assert rules["action claim"]["handcheck"]["lineage-v4"]["checked"] == 1
     assert all(v["wilson"][0] <= v["share"] <= v["wilson"][1] for v in real)
     assert rules["counterfactual"]["handcheck"]["counterfactual-v1"]["checked"] == 20
     card = (folder / "README.md").read_text(encoding="utf-8")

@@ -85,8 +85,12 @@ def test_split_by_task_gives_splits_and_a_config_per_domain(two_domains):
     assert st["splits"]["retail"] == {"train": {"tasks": 1, "conversations": 1, "spans": 1},
                                       "dev": {"tasks": 1, "conversations": 1, "spans": 4},
                                       "test": {"tasks": 1, "conversations": 1, "spans": 2}}
+    # the real runs with a span, per domain (here every conversation: no counterfactual)
+    assert st["real_conversations"] == {"airline": 3, "retail": 3}
     card = (folder / "README.md").read_text(encoding="utf-8")
     assert "Split by task: all the runs of one task" in card
+    assert ("The conversations are those with a released span: **6 real runs** (airline 3, "
+            "retail 3) and 0 counterfactual copies of them.") in card
     assert "Each config has one split" not in card
     assert "| retail | `sample` |" in card  # spans by domain x agent x type
 

@@ -18,7 +18,8 @@ class RuleSet:
     ``lineage-v1`` and ``lineage-v2`` are kept so that their output can be reproduced byte for
     byte; ``lineage-v2`` is the rule of issue 13 (a value links to the latest turn that shows
     it); ``lineage-v3`` adds the elapsed-time hallucinations of issue 27; ``lineage-v4`` (the
-    default) gives rules their domains, retail's and telecom's values and their claims.
+    default) gives rules their domains, retail's and telecom's values and their claims, and
+    actions claimed as done that no call did.
     """
 
     version: str
@@ -66,6 +67,10 @@ class RuleSet:
     #: "the window is within 24 hours of booking" states the rule. v3 proposed 24 such spans
     #: on tau2's airline runs.
     claim_context: bool = False
+    #: An action the answer claims as done ("I've cancelled your order", "has been
+    #: successfully booked") where no call of the tools that do it succeeded before (v4,
+    #: ``_actions.ACTIONS``: a verb -> tool map per domain).
+    action_claims: bool = False
 
     def applies(self, rule: str, domain: str | None) -> bool:
         """Whether ``rule`` (a field name) runs on a conversation of ``domain``."""
@@ -91,6 +96,7 @@ RULE_SETS: dict[str, RuleSet] = {
                           record_anchor=True, code_glosses=True, membership_claims=True,
                           clause_spans=True, elapsed_claims=True, domain_vocabulary=True,
                           order_claims=True, line_claims=True, claim_context=True,
+                          action_claims=True,
                           domains=(
                               # airports, the airline's tiers and its 24-hour window
                               ("code_glosses", frozenset({"airline"})),
@@ -99,6 +105,8 @@ RULE_SETS: dict[str, RuleSet] = {
                               ("elapsed_claims", frozenset({"airline"})),
                               ("order_claims", frozenset({"retail"})),
                               ("line_claims", frozenset({"telecom"})),
+                              # the domains whose tools the verb -> tool map knows
+                              ("action_claims", frozenset({"airline", "retail", "telecom"})),
                           )),
 }
 

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 from datetime import date
 
+from mtcabench.annotate.lineage._actions import action_spans
 from mtcabench.annotate.lineage._claims import membership_spans
 from mtcabench.annotate.lineage._elapsed import elapsed_spans
 from mtcabench.annotate.lineage._normalise import value_of
@@ -59,6 +60,8 @@ def unsupported_spans(tracer: Tracer, c: int, covered: Covered
         out += order_spans(tracer, c, covered)
     if tracer.applies("line_claims") and tracer.config.hallucinations:
         out += line_spans(tracer, c, covered)
+    if tracer.applies("action_claims") and tracer.config.hallucinations:
+        out += action_spans(tracer, c, covered)
     tokens = _typed_tokens_v2(tracer, c) if tracer.rules.normalised else _typed_tokens(
         tracer, content)
     for start, end, value in tokens:

@@ -300,3 +300,90 @@ def test_the_agents_own_restatement_is_still_a_claim():
     (cand,) = hallucinations(run(booking_conv(
         "As I said, it was booked within the last 24 hours, so you can cancel."))[0])
     assert cand.span.text == "within the last 24 hours"
+
+
+# ---------------------------------------------------------------- every domain: action claims
+RESERVATION = {"reservation_id": "K1NW8N", "user_id": "mohamed_silva_9265", "cabin": "economy"}
+
+
+def action_conv(answer, *, calls=(), domain="airline", user="Please cancel reservation K1NW8N."):
+    """The user asks; the agent reads the reservation, makes ``calls`` ((name, result)) and
+    answers."""
+    more = []
+    for i, (name, result) in enumerate(calls):
+        more += [("call", [(f"c{i + 2}", name, {"reservation_id": "K1NW8N"})]),
+                 ("tool", f"c{i + 2}", result)]
+    return build(("u", user),
+                 ("call", [("c1", "get_reservation_details", {"reservation_id": "K1NW8N"})]),
+                 ("tool", "c1", RESERVATION), *more, ("a", answer), domain=domain)
+
+
+def test_an_action_no_call_did_is_a_hallucination():
+    cands, _ = run(action_conv("Your reservation K1NW8N has been successfully cancelled."))
+    (cand,) = hallucinations(cands)
+    assert cand.span.text == "has been successfully cancelled"
+    assert cand.rationale.startswith("action claim:")
+    # primed by the user's request (quoting its word): no call to trace
+    assert edges(cand) == {(3, 0)}
+    assert next(e.evidence.quote for e in cand.graph.edges) == "cancel"
+    # lineage-v3 had no such rule
+    assert hallucinations(run(action_conv("Your reservation K1NW8N has been successfully "
+                                          "cancelled."), V3)[0]) == []
+
+
+def test_an_action_whose_only_call_failed_is_a_hallucination():
+    conv = action_conv("I've cancelled your reservation K1NW8N.",
+                       calls=[("cancel_reservation", "Error: reservation not found")])
+    (cand,) = hallucinations(run(conv)[0])
+    assert cand.span.text == "I've cancelled"
+    # the error result (quoting it), its call, and the call's id as the edge rule traces it:
+    # the reservation read (2), its call, the user's id
+    assert edges(cand) == {(5, 4), (4, 3), (3, 2), (2, 1), (1, 0)}
+    assert next(e.evidence.quote for e in cand.graph.edges if e.pair == (5, 4)) == (
+        "Error: reservation not found")
+
+
+def test_a_claim_a_user_primed_links_the_user_turn():
+    # whissle task-14: the user writes the agent's confirmation, the agent repeats it
+    conv = action_conv("Your new reservation has been successfully booked.",
+                       user="Thanks. Your new reservation has been successfully booked.")
+    (cand,) = hallucinations(run(conv)[0])
+    assert edges(cand) == {(3, 0)}
+    assert next(e.evidence.quote for e in cand.graph.edges) == "has been successfully booked"
+
+
+@pytest.mark.parametrize("answer", [
+    "Your reservation K1NW8N has been cancelled.",  # the call succeeded
+    "I can cancel reservation K1NW8N once you confirm.",  # an offer
+    "Shall I cancel it? Reply yes and it will be cancelled.",  # a question, a plan
+    "Your reservation has not been cancelled.",  # a negation
+    "Flight HAT023 has been cancelled by the airline.",  # another actor
+    "It looks like reservation K1NW8N has already been cancelled.",  # a state found
+    "I've cancelled nothing yet; your baggage has been updated.",  # no object of the verb
+])
+def test_a_done_plan_negation_or_state_is_none(answer):
+    calls = [("cancel_reservation", RESERVATION)] if "has been cancelled." in answer else []
+    cands, _ = run(action_conv(answer, calls=calls))
+    assert [c.span.text for c in hallucinations(cands)] == []
+
+
+def test_the_verb_to_tool_map_is_the_domains():
+    # retail: an order's cancellation is cancel_pending_order's, not the airline's tool
+    order = {"order_id": "#W4284542", "status": "pending"}
+    conv = build(("u", "Cancel order #W4284542 please."),
+                 ("call", [("c1", "cancel_reservation", {"order_id": "#W4284542"})]),
+                 ("tool", "c1", order),
+                 ("a", "Your order #W4284542 has been cancelled."))
+    (cand,) = hallucinations(run(conv)[0])
+    assert "cancel_pending_order" in cand.rationale
+    # telecom: roaming the user enabled with their own tool is done
+    conv = build(("u", "Can you turn roaming on?"),
+                 ("call", [("c1", "toggle_roaming", {})]),
+                 ("tool", "c1", "Data Roaming is now ON."),
+                 ("a", "Roaming has been enabled on your line."), domain="telecom")
+    conv.turns[1].role = Role.USER
+    assert hallucinations(run(conv)[0]) == []
+    # a domain without a map (or none) gets no action claims
+    conv = action_conv("Your reservation K1NW8N has been successfully cancelled.",
+                       domain="insurance")
+    assert hallucinations(run(conv)[0]) == []

@@ -1,5 +1,6 @@
 """lineage-v4 on tau2-bench's real runs (663 conversations): the airline-only rules stay off
-retail and telecom, the airline's hallucinations are the 7 real ones (v3 proposed 31), the
+retail and telecom, the airline's hallucinations are the 7 real ones of v3's rules (v3 proposed
+31) and 1 action claimed as done that no call did, the
 hand-checked spans of handcheck-lineage-v4.json are proposed with the type and edges they
 were judged on, and the figures of docs/lineage.md hold."""
 
@@ -19,7 +20,7 @@ from mtcabench.model import Conversation
 
 #: What lineage-v4 proposes on the 194 retail and 100 telecom runs (docs/lineage.md).
 EXPECTED = {
-    "airline": {"direct": 10231, "chained": 3122, "multi-source": 525, "hallucination": 7},
+    "airline": {"direct": 10231, "chained": 3122, "multi-source": 525, "hallucination": 8},
     "retail": {"direct": 4697, "chained": 562, "multi-source": 243, "hallucination": 0},
     "telecom": {"direct": 185, "chained": 6, "multi-source": 18, "hallucination": 0},
 }
@@ -62,8 +63,8 @@ def test_the_hand_check_still_describes_the_proposed_spans(tau2):
     check = resources.lineage_handcheck("lineage-v4")
     assert check["rules_version"] == "lineage-v4"
     mine = [s for s in check["spans"] if s["id"].startswith("tau2/")]
-    assert len(mine) == 27
-    assert Counter(s["verdict"] for s in mine) == {"correct": 26, "edge-error": 1}
+    assert len(mine) == 28
+    assert Counter(s["verdict"] for s in mine) == {"correct": 27, "edge-error": 1}
     # every hallucination span on the tau2 runs was checked
     proposed = {c.id for c in by_id.values() if c.dependency_type.value == "hallucination"}
     assert proposed == {s["id"] for s in mine if s["dependency_type"] == "hallucination"}
