@@ -90,8 +90,10 @@ def trace(
             report = trace_benchmark(benchmark, outputs, model=model, scorer=scorer,
                                      settings=settings, shard=shard, device=device, dtype=dtype)
     for m, path in report.outputs.items():
-        err_console.print(f"wrote {report.spans} spans ({report.skipped_by_method[m]} skipped) "
-                          f"to {shown(path)} ({shown(m)})")
+        windowed = report.windowed_by_method.get(m, 0)
+        err_console.print(f"wrote {report.spans} spans ({report.skipped_by_method[m]} skipped"
+                          + (f", {windowed} in a context window" if windowed else "")
+                          + f") to {shown(path)} ({shown(m)})")
     err_console.print(f"{report.conversations} conversations, {report.forward_passes} forward "
                       f"passes, {report.wall_s:.1f} s")
 

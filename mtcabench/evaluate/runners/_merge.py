@@ -16,7 +16,7 @@ from mtcabench.io import check_outputs_are_not_inputs
 from mtcabench.model import SubmissionEntry, SubmissionHeader
 from mtcabench.results import RUN_KEY, read_submission, run_key, shard_of, write_submission
 
-_SUMMED = ("spans", "skipped", "conversations", "forward_passes", "wall_s")
+_SUMMED = ("spans", "skipped", "windowed", "conversations", "forward_passes", "wall_s")
 
 
 def _read(path: Path) -> tuple[SubmissionHeader | None, list[SubmissionEntry]]:

@@ -175,6 +175,10 @@ class TraceReport:
     wall_s: float = 0.0
     notes: dict[str, Any] = field(default_factory=dict)
     skipped_by_method: dict[str, int] = field(default_factory=dict)
+    #: Spans past the model's context attributed in a window (model-based methods; the
+    #: context-length policy of mtcabench.evaluate.methods._conversation).
+    windowed: int = 0
+    windowed_by_method: dict[str, int] = field(default_factory=dict)
 
 
 def finish_run(plan: RunPlan, headers: Mapping[str, SubmissionHeader],
@@ -186,10 +190,12 @@ def finish_run(plan: RunPlan, headers: Mapping[str, SubmissionHeader],
         es = entries[name]
         uses_model = plan.methods[name].uses_model
         report.skipped_by_method[name] = sum(1 for e in es if e.get("skipped"))
+        report.windowed_by_method[name] = sum(1 for e in es if e.get("window"))
         header = headers[name]
         header.notes.update({
             "spans": len(es),
             "skipped": report.skipped_by_method[name],
+            "windowed": report.windowed_by_method[name],
             "conversations": report.conversations,
             "forward_passes": report.forward_passes if uses_model else 0,
             "wall_s": round(report.wall_s, 2),
@@ -199,4 +205,5 @@ def finish_run(plan: RunPlan, headers: Mapping[str, SubmissionHeader],
         partial_path(out).unlink(missing_ok=True)
     report.spans = sum(len(spans) for _, spans in plan.work)
     report.skipped = max(report.skipped_by_method.values(), default=0)
+    report.windowed = max(report.windowed_by_method.values(), default=0)
     return report
