@@ -252,8 +252,8 @@ class ContextWindow(_Model):
 
     limit: int = Field(ge=1, description="The token limit (the model's context, or "
                        "max_tokens).")
-    end_token: int = Field(ge=0, description="Where the span ended in the whole conversation "
-                           "(tokens), past the limit.")
+    end_token: int = Field(ge=0, description="Where the span's turn ends in the whole "
+                           "conversation (tokens), past the limit; the window is the turn's.")
     turns: list[WindowedTurn] = Field(default_factory=list, description="The shortened "
                                       "turns, in order.")
 
@@ -305,6 +305,9 @@ class ExplainedSpan(_Model):
     span_id: Id = Field(description="The span's id (conversation, turn, offsets).")
     span: TargetSpan = Field(description="The span explained.")
     graphs: dict[str, ProvenanceGraph] = Field(description="Its graph by each method.")
+    window: ContextWindow | None = Field(
+        default=None, description="Set when the span ends past the model's context: the "
+        "context window its model-based graphs were made in (explanation version 3).")
 
     @field_serializer("graphs")
     def _graphs_without_nones(self, graphs: dict[str, ProvenanceGraph]) -> dict[str, Any]:
@@ -324,10 +327,11 @@ class ExplanationRecord(Record):
     """
 
     KIND: ClassVar[str] = "explanation"
-    VERSION: ClassVar[int] = 2
+    VERSION: ClassVar[int] = 3
 
     schema_version: int = Field(default=2, description="Layout version (2; 1: before the "
-                                "run's parameters were recorded).")
+                                "run's parameters were recorded; 3 where a span has a "
+                                "context window).")
     conversation: Id = Field(description="The conversation explained.")
     model: str | None = Field(default=None, description="Model attributed with (None: only "
                               "model-free methods ran).")
@@ -351,6 +355,15 @@ class ExplanationRecord(Record):
         if isinstance(data, dict) and "kind" in data and "schema_version" not in data:
             data = {**data, "schema_version": 1}
         return data
+
+    @model_validator(mode="after")
+    def _version_of_windows(self) -> ExplanationRecord:
+        # A span's window came with version 3; a file without one is written as before.
+        if any(t.window is not None for t in self.targets):
+            if "schema_version" in self.model_fields_set and self.schema_version < 3:
+                raise ValueError("a span with a window needs schema_version 3 (or none given)")
+            self.schema_version = 3
+        return self
 
 
 RECORD_TYPES: dict[str, type[Record]] = {

@@ -11,16 +11,20 @@ passes the token limit (the model's context, or ``max_tokens``), :func:`fit_wind
   user and assistant turns; each stage shortens the longest first (water-filling: every
   shortened turn keeps the same number of tokens, at least :data:`MIN_KEEP`), so that a long
   product catalogue loses text before a short answer does;
-- a shortened turn keeps windows around the values the search traces by value (the span's own
-  text, then the argument values of the calls made so far, latest call first) where they occur
-  in it, then its head and its tail; each gap becomes one line ``[... N tokens left out ...]``
+- a shortened turn keeps windows around the values the search traces by value (the target
+  turn's value-like words, then the argument values of the calls made so far, latest call
+  first) where they occur in it, then its head and its tail; each gap becomes one line ``[... N tokens left out ...]``
   saying how many tokens of the turn's own text it stands for;
-- only as a last resort is a turn's content left out entirely (the marker stays);
-- the result is rendered and measured, and shortened further until the span ends within the
-  limit (with :data:`MARGIN` tokens to spare when a cut is made).
+- only as a last resort is a turn's content left out entirely (the marker stays): from every
+  earlier turn shortened to :data:`MIN_KEEP` tokens, whole turns go, the longest first (the
+  oldest of equals), as many as it takes;
+- the result is rendered and measured, and shortened further until the target turn ends
+  within the limit (with :data:`MARGIN` tokens to spare when a cut is made).
 
-When even the system turn, the headers and the target turn alone do not fit, there is no
-window: the caller skips the span with that reason.
+The window is made for the target *turn* (its whole text ends within the limit), so that
+every span of the turn shares it and one set of passes; it depends on the conversation up to
+that turn only. When even the system turn, the headers and the target turn alone do not fit,
+there is no window: the caller skips the turn's spans with that reason.
 
 A :class:`Window` maps offsets between the original turns and the windowed ones, both ways:
 queries are asked in the original coordinates and evidence is returned in them (a windowed
@@ -31,10 +35,11 @@ scores; a shortened turn keeps its remaining tokens' scores.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
 from mtcabench.evaluate.attribution._render import render_conversation, tokenize
-from mtcabench.model import Conversation, Role, TargetSpan
+from mtcabench.model import Conversation, Role
 
 #: Tokens a shortened turn keeps at least, before turns are left out entirely.
 MIN_KEEP = 64
@@ -85,31 +90,31 @@ def _cut(turn: int, text: str, offsets: list[tuple[int, int]],
         else:
             merged.append([a, b])
     n = len(offsets)
-    pieces, kept, starts, pos, out_len = [], [], [], 0, 0
-
-    def gap(tokens: int) -> None:
-        nonlocal out_len
-        line = marker(tokens)
-        sep = "\n" if pieces else ""
-        pieces.append(f"{sep}{line}\n")
-        out_len += len(sep) + len(line) + 1
-
-    left = 0
+    items: list[tuple[str, tuple[int, int] | None]] = []  # (text, original range or None)
+    pos = left = 0
     for a, b in merged:
         if a > pos:
-            gap(a - pos)
+            items.append((marker(a - pos), None))
             left += a - pos
         ca = offsets[a][0] if a > 0 else 0
         cb = offsets[b - 1][1] if b < n else len(text)
-        kept.append((ca, cb))
-        starts.append(out_len)
-        pieces.append(text[ca:cb])
-        out_len += cb - ca
+        items.append((text[ca:cb], (ca, cb)))
         pos = b
     if pos < n:
-        gap(n - pos)
+        items.append((marker(n - pos), None))
         left += n - pos
-    return TurnCut(turn, tuple(kept), len(text), n, left, "".join(pieces), tuple(starts))
+    # A marker is a line of its own: a line break joins it to a kept piece on either side.
+    out, kept, starts, length = [], [], [], 0
+    for k, (piece, where) in enumerate(items):
+        if k and (where is None or items[k - 1][1] is None):
+            out.append("\n")
+            length += 1
+        if where is not None:
+            kept.append(where)
+            starts.append(length)
+        out.append(piece)
+        length += len(piece)
+    return TurnCut(turn, tuple(kept), len(text), n, left, "".join(out), tuple(starts))
 
 
 def choose_tokens(text: str, offsets: list[tuple[int, int]], budget: int,
@@ -142,17 +147,24 @@ def choose_tokens(text: str, offsets: list[tuple[int, int]], budget: int,
     return keep
 
 
-def traced_values(conversation: Conversation, span: TargetSpan) -> list[str]:
-    """The texts a search traces by value, in the order a shortened turn keeps them: the
-    span's text, then each call's argument values (latest call first), strings as written
-    and other values as JSON; ones under 2 characters say nothing and are left out."""
-    out = [span.text.strip()]
-    for t in reversed(conversation.turns[: span.turn + 1]):
+#: A value-like word of an answer: something with a digit in it (an id, a price, a date).
+_VALUE = re.compile(r"[\w$@+][\w$@+.:/-]*\d[\w$@+.:/-]*")
+
+
+def traced_values(conversation: Conversation, target: int) -> list[str]:
+    """The texts a shortened turn keeps windows around, in order: the value-like words of the
+    target turn (an id, a price, a date: any word with a digit, as the spans a benchmark asks
+    about usually are), then each call's argument values (latest call first), strings as
+    written and other values as JSON. Ones under 3 characters say nothing and are left out.
+    They depend on the target turn only, so that every span of a turn shares its window."""
+    turns = conversation.turns[: target + 1]
+    out = [m.group().rstrip(".:/-") for m in _VALUE.finditer(turns[target].text)]
+    for t in reversed(turns):
         for call in t.tool_calls:
             for v in call.arguments.values():
                 out.append(v if isinstance(v, str) else json.dumps(v, ensure_ascii=False))
     seen: set[str] = set()
-    return [v for v in out if len(v) >= 2 and not (v in seen or seen.add(v))]
+    return [v for v in out if len(v) >= 3 and not (v in seen or seen.add(v))]
 
 
 @dataclass
@@ -221,8 +233,9 @@ class NoWindow:
 
     def reason(self, limit: int) -> str:
         return (f"too-long: even with the content of every earlier turn but the system turn "
-                f"left out, the span ends at token {self.end_token}, beyond the {limit}-token "
-                "limit (the system turn, the turn headers and the target turn alone do not fit)")
+                f"left out, the span's turn ends at token {self.end_token}, beyond the "
+                f"{limit}-token limit (the system turn, the turn headers and the span's own "
+                "turn alone do not fit)")
 
 
 def _windowed(conversation: Conversation, target: int, cuts: dict[int, TurnCut]) -> Conversation:
@@ -231,9 +244,8 @@ def _windowed(conversation: Conversation, target: int, cuts: dict[int, TurnCut])
     return conversation.model_copy(update={"turns": turns})
 
 
-def _span_end(conversation: Conversation, tokenizer, spans: list[TargetSpan]) -> int:
-    rendered = render_conversation(conversation, tokenizer, upto=spans[0].turn)
-    return max(rendered.full.span_tokens(s.turn, s.start, s.end)[1] for s in spans)
+def _turn_end(conversation: Conversation, tokenizer, target: int) -> int:
+    return render_conversation(conversation, tokenizer, upto=target).full.turn_tokens(target)[1]
 
 
 def _cap(sizes: dict[int, int], need: int, floor: int) -> int | None:
@@ -253,44 +265,70 @@ def _cap(sizes: dict[int, int], need: int, floor: int) -> int | None:
     return lo
 
 
-def fit_window(conversation: Conversation, spans: list[TargetSpan], tokenizer, limit: int,
+def fit_window(conversation: Conversation, target: int, tokenizer, limit: int,
                end_before: int) -> Window | NoWindow:
-    """A window in which every span of ``spans`` (all in one turn) ends within ``limit``
-    tokens (see the module docstring); ``end_before``: where they end unwindowed."""
-    target = spans[0].turn
+    """A window in which turn ``target``'s text ends within ``limit`` tokens (see the module
+    docstring), so that every span of the turn fits; ``end_before``: where the turn's text
+    ends unwindowed. It depends on the conversation up to the turn only (the online Tracer
+    and ``trace`` build the same one)."""
     turns = conversation.turns[:target]
-    values = traced_values(conversation, spans[0])
-    for s in spans[1:]:
-        values = [s.text.strip(), *values] if len(s.text.strip()) >= 2 else values
+    values = traced_values(conversation, target)
     encoded = {t.index: tokenize(tokenizer, t.content) for t in turns if t.content}
     sizes_all = {i: len(ids) for i, (ids, _) in encoded.items()}
-    tools = [t.index for t in turns if t.role is Role.TOOL]
-    others = [t.index for t in turns if t.role in (Role.USER, Role.ASSISTANT)]
-    stages = [(tools, MIN_KEEP), (tools + others, MIN_KEEP), (tools + others, 0)]
+    tools = [i for i in sizes_all if turns[i].role is Role.TOOL]
+    others = [i for i in sizes_all if turns[i].role in (Role.USER, Role.ASSISTANT)]
+
+    def cut_to(caps: dict[int, int]) -> dict[int, TurnCut]:
+        cuts = {}
+        for i, cap in caps.items():
+            if sizes_all[i] > cap:
+                text = conversation.turns[i].content
+                offsets = [tuple(o) for o in encoded[i][1].tolist()]
+                cuts[i] = _cut(i, text, offsets, choose_tokens(text, offsets, cap, values))
+        return cuts
+
+    def attempt(cuts: dict[int, TurnCut]) -> Window | int:
+        windowed = _windowed(conversation, target, cuts)
+        end = _turn_end(windowed, tokenizer, target)
+        if end <= limit:
+            return Window(conversation, windowed, target, limit, end_before, end, cuts)
+        return end
+
     need = end_before - (limit - MARGIN)
-    end = end_before
-    for candidates, floor in stages:
-        sizes = {i: sizes_all[i] for i in candidates if i in sizes_all}
+    # Stages 1 and 2: shorten (tool results; then every earlier user and assistant turn too),
+    # the longest first, each keeping at least MIN_KEEP tokens.
+    for candidates in (tools, tools + others):
+        sizes = {i: sizes_all[i] for i in candidates}
         for _ in range(ROUNDS):
-            cap = _cap(sizes, need, floor)
+            cap = _cap(sizes, need, MIN_KEEP)
             if cap is None:
-                if floor > 0:
-                    break
-                cap = 0  # the last resort: every candidate's content left out
-            cuts = {}
-            for i, n in sizes.items():
-                if n > cap:
-                    ids, offsets = encoded[i]
-                    text = conversation.turns[i].content
-                    keep = choose_tokens(text, [tuple(o) for o in offsets.tolist()], cap, values)
-                    cuts[i] = _cut(i, text, [tuple(o) for o in offsets.tolist()], keep)
-            windowed = _windowed(conversation, target, cuts)
-            end = _span_end(windowed, tokenizer, spans)
-            if end <= limit:
-                return Window(conversation, windowed, target, limit, end_before, end, cuts)
-            if cap == 0:
                 break
-            need += end - limit + MARGIN
+            got = attempt(cut_to(dict.fromkeys(sizes, cap)))
+            if isinstance(got, Window):
+                return got
+            need += got - limit + MARGIN
+    # Stage 3, the last resort: from everything shortened to MIN_KEEP, leave whole turns out,
+    # the longest first (the oldest of equals), as many as it takes.
+    caps = dict.fromkeys(tools + others, MIN_KEEP)
+    order = sorted(caps, key=lambda i: (-min(sizes_all[i], MIN_KEEP), i))
+    end = end_before
+    left = 0
+    while left < len(order):
+        got = attempt(cut_to(caps))
+        if isinstance(got, Window):
+            return got
+        end = got
+        # Leave out enough more turns for what is still over (an estimate: a left-out turn
+        # saves its kept tokens less its marker's), at least one.
+        over = got - limit + MARGIN
+        while left < len(order) and over > 0:
+            i = order[left]
+            over -= max(1, min(sizes_all[i], MIN_KEEP) - len(marker(sizes_all[i])) // 3)
+            caps[i] = 0
+            left += 1
+    got = attempt(cut_to(caps))
+    if isinstance(got, Window):
+        return got
     # Every earlier turn's content left out (the system turn, the target turn and the headers
     # stay): if that does not fit, nothing sensible does.
-    return NoWindow(end)
+    return NoWindow(got)

@@ -188,12 +188,12 @@ def model_shares(
                 raise out.unfit[key].error(conversation, t)
         elif b > limit:
             past.setdefault(t.turn, {})[key] = t
-            ends[t.turn] = max(ends.get(t.turn, 0), b)
+            ends[t.turn] = full.turn_tokens(t.turn)[1]
         else:
             fitting[key] = t
     windows: dict[int, Window] = {}
     for turn, spans in sorted(past.items()):
-        got = fit_window(conversation, list(spans.values()), loaded.tokenizer, limit, ends[turn])
+        got = fit_window(conversation, turn, loaded.tokenizer, limit, ends[turn])
         if isinstance(got, NoWindow):
             for key, t in spans.items():
                 out.unfit[key] = Unfit(ends[turn], limit, loaded.name, got.reason(limit))
