@@ -22,7 +22,10 @@ from mtcabench.evaluate import (
     header_parameters,
     load_attributor,
     model_parameters,
+    beyond_any_window,
+    fewest_tokens,
     model_limits,
+    text_chars,
 )
 from mtcabench._version import __version__
 from mtcabench.model import (
@@ -137,38 +140,38 @@ def explain_conversation(
                        model_parameters=shared, windows=windows)
 
 
-#: How many characters of the text one token may cover at most, as a multiple of the
-#: model's longest vocabulary entry: twice, for tokenizers whose normaliser shortens text
-#: (an accent stripped from "e" + U+0301). Generous: the refusal below must never be wrong.
-TOKEN_SPAN_MARGIN = 2
-
-
 def refuse_too_long(conversation: Conversation, targets: Sequence[TargetSpan],
                     model: str | LoadedModel, settings: TraceSettings) -> None:
     """Refuse, before loading the model or tokenising anything, a target that no context
-    window can fit: what a window always keeps (a leading system turn, and the target's own
-    turn up to the span's end) is at least ``characters / (longest token x margin)`` tokens.
-    (A 6 MB tool result took 44 s and 1.8 GB to be refused after tokenising.) Skipped when
-    the model's files are not on this machine yet; the exact check after tokenising still
-    holds."""
+    window can take, counting tokens from characters as generously as can be
+    (:func:`~mtcabench.evaluate.attribution._window.fewest_tokens`): what a window always keeps
+    (a leading system turn, and the target's own turn up to the span's end) passes the limit,
+    or the whole text up to the span is beyond any window (``WINDOW_FACTOR`` times the limit;
+    a 6 MB tool result took 44 s and 1.8 GB to be refused after tokenising). Skipped when the
+    model's files are not on this machine yet; the exact checks after tokenising still hold."""
     limits = model_limits(model)
     if limits is None:
         return
     context, longest = limits
     limit = min(settings.max_tokens or context, context)
-    per_token = longest * TOKEN_SPAN_MARGIN
+    name = getattr(model, "name", model)
     turns = conversation.turns
     system = len(turns[0].text.strip()) if turns and turns[0].role is Role.SYSTEM else 0
     for t in sorted(targets, key=lambda t: (t.turn, t.end)):
-        text = turns[t.turn].text
-        chars = system + max(0, t.end - (len(text) - len(text.lstrip())))
-        if chars // per_token > limit:
+        where = f"conversation {conversation.id}, turn {t.turn}"
+        kept = system + text_chars(conversation, t.turn, t.end) - text_chars(conversation,
+                                                                              t.turn, 0)
+        if fewest_tokens(kept, longest) > limit:
             raise InputError(
-                f"conversation {conversation.id}, turn {t.turn}: the system turn and the "
-                f"span's own turn up to its end are {chars:,} characters, at least "
-                f"{chars // per_token:,} tokens, past the {limit}-token context of "
-                f"{getattr(model, 'name', model)}; no window of the conversation fits: "
+                f"{where}: the system turn and the span's own turn up to its end are "
+                f"{kept:,} characters, at least {fewest_tokens(kept, longest):,} tokens, past "
+                f"the {limit}-token context of {name}; no window of the conversation fits: "
                 "choose an earlier span or a model with a longer context")
+        if (why := beyond_any_window(text_chars(conversation, t.turn, t.end), longest,
+                                     limit)) is not None:
+            raise InputError(f"{where}: {why.removeprefix('too-long: ')} ({name}); choose "
+                             "an earlier span, leave the long turn out, or use a model with a "
+                             "longer context")
 
 
 Messages = Conversation | str | Path | Sequence[Mapping[str, Any]] | Mapping[str, Any]

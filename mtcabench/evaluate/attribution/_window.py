@@ -50,6 +50,41 @@ MARGIN = 16
 VALUE_CONTEXT = 16
 #: Rendering rounds per stage before the next stage is tried (each round shortens more).
 ROUNDS = 6
+#: A text up to a span of at least this many times the limit in tokens, counted from its
+#: characters alone as generously as can be (:func:`fewest_tokens`), gets no window: the
+#: window would leave out nearly all of it, and tokenising it first costs what an
+#: attribution does (a 6 MB tool result: 44 s and 1.8 GB). Real conversations are far below
+#: (the generous count is about 1/40 of the real one).
+WINDOW_FACTOR = 4
+#: How many characters one token may cover at most, as a multiple of the model's longest
+#: vocabulary entry: twice, for tokenizers whose normaliser shortens text (an accent stripped
+#: from "e" + U+0301). Generous: a refusal from it must never be wrong.
+TOKEN_SPAN_MARGIN = 2
+
+
+def fewest_tokens(chars: int, longest_token: int) -> int:
+    """The fewest tokens ``chars`` characters can be, for a vocabulary whose longest entry has
+    ``longest_token`` characters (see :data:`TOKEN_SPAN_MARGIN`)."""
+    return chars // (longest_token * TOKEN_SPAN_MARGIN)
+
+
+def text_chars(conversation: Conversation, turn: int, end: int) -> int:
+    """Characters of the turns' texts up to offset ``end`` of turn ``turn`` (blanks around
+    each turn's text left out, as templates trim them)."""
+    lengths = sum(len(t.text.strip()) for t in conversation.turns[:turn])
+    text = conversation.turns[turn].text
+    return lengths + max(0, end - (len(text) - len(text.lstrip())))
+
+
+def beyond_any_window(chars: int, longest_token: int, limit: int) -> str | None:
+    """The ``skipped`` reason of a span whose text up to it is ``chars`` characters when it is
+    too long for any window (:data:`WINDOW_FACTOR`), else None."""
+    least = fewest_tokens(chars, longest_token)
+    if least < WINDOW_FACTOR * limit:
+        return None
+    return (f"too-long: the text up to the span is {chars:,} characters, at least {least:,} "
+            f"tokens, more than {WINDOW_FACTOR} times the {limit}-token limit; a window would "
+            "leave out nearly all of it")
 
 
 def marker(tokens: int) -> str:

@@ -25,7 +25,16 @@ from mtcabench.errors import InputError
 from mtcabench.evaluate.attribution._engine import Query
 from mtcabench.evaluate.methods._methods import Method, get_methods
 from mtcabench.evaluate.attribution._render import RenderedConversation, render_conversation
-from mtcabench.evaluate.attribution._window import NoWindow, Window, fit_window
+from mtcabench.evaluate.attribution._loading import model_limits
+from mtcabench.evaluate.attribution._window import (
+    WINDOW_FACTOR,
+    NoWindow,
+    Window,
+    beyond_any_window,
+    fewest_tokens,
+    fit_window,
+    text_chars,
+)
 from mtcabench.evaluate._settings import TraceSettings
 from mtcabench.evaluate.methods._tokengeist import TARGET, Part, SharesFn, node_keys
 from mtcabench.graph import reachable
@@ -131,9 +140,8 @@ class Unfit:
         if self.no_tokens:
             return InputError(f"{where}: the span {span.text!r} maps to no token of the "
                               "rendered conversation")
-        return InputError(
-            f"{where}: {self.reason()} of {self.model}; choose an earlier turn or a model with "
-            "a longer context")
+        return InputError(f"{where}: {self.reason()} ({self.model}); choose an earlier turn "
+                          "or a model with a longer context")
 
 
 @dataclass
@@ -173,13 +181,25 @@ def model_shares(
     """
     loaded = attributor.loaded
     limit = min(settings.max_tokens or loaded.context_length, loaded.context_length)
+    out = SpanShares({}, {})
+    chars = {k: text_chars(conversation, t.turn, t.end) for k, t in targets.items()}
+    if max(chars.values(), default=0) >= WINDOW_FACTOR * limit:  # else no need to look
+        longest = model_limits(loaded)[1]
+        for key, t in targets.items():
+            if (why := beyond_any_window(chars[key], longest, limit)) is not None:
+                out.unfit[key] = Unfit(fewest_tokens(chars[key], longest), limit, loaded.name, why)
+                if strict:
+                    raise out.unfit[key].error(conversation, t)
+        targets = {k: t for k, t in targets.items() if k not in out.unfit}
+        if not targets:
+            return out
     rendered = render_conversation(conversation, loaded.tokenizer,
                                    upto=max(t.turn for t in targets.values()))
     full = rendered.full
     fitting: dict[Hashable, TargetSpan] = {}
     past: dict[int, dict[Hashable, TargetSpan]] = {}  # by target turn
     ends: dict[int, int] = {}
-    out = SpanShares({}, {}, full.num_tokens)
+    out.tokens = full.num_tokens
     for key, t in targets.items():
         a, b = full.span_tokens(t.turn, t.start, t.end)
         if b <= a:

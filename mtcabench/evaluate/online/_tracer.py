@@ -172,9 +172,9 @@ class Tracer:
         self.limit = min(settings.max_tokens or self.loaded.context_length,
                          self.loaded.context_length)
         # The most characters one token can cover (the longest vocabulary entry, twice: as
-        # explain's TOKEN_SPAN_MARGIN): a turn whose text is longer than the limit in tokens
-        # times this is refused before it is rendered or tokenised (a 4 MB message took 8 s
-        # of tokenising to be refused).
+        # the window's TOKEN_SPAN_MARGIN): a turn whose text is longer than the limit in
+        # tokens times this is past the limit without being rendered or tokenised (a 4 MB
+        # message took 8 s of tokenising).
         self._chars_per_token = 2 * model_limits(self.loaded)[1]
         self.conversation_id = conversation_id
         self._passes = passes_for(self.loaded.model)
