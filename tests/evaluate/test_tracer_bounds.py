@@ -23,14 +23,15 @@ def test_a_huge_message_is_refused_before_tokenising(loaded, monkeypatch):
         return real(turn)
 
     monkeypatch.setattr(tracer, "_render_with", spy)
-    tracer.add({"role": "assistant", "content": "word " * 800_000})
-    tracer.add({"role": "user", "content": "Thanks."})  # after a past turn: past too
+    tracer.add({"role": "assistant", "content": "word " * 1_200_000})
+    tracer.add({"role": "assistant", "content": "Done."})  # after a past turn: past too
     assert rendered == [] and len(tracer.turns) == 3 and tracer.stats.past_turns == 2
     assert tracer.layout.num_tokens == tracer.stats.tokens < 100  # the first turn only
-    with pytest.raises(InputError, match=r"turn 1: the text up to the span is 4,000,000 "
-                                         r"characters, at least [\d,]+ tokens, more than 4 "
-                                         r"times the 8192-token limit"):
-        tracer.explain(1, "word")
+    # A span after 6 MB: beyond any window, refused before anything is tokenised.
+    with pytest.raises(InputError, match=r"turn 2: too-long: the text up to the span is "
+                                         r"6,000,0\d\d characters, at least [\d,]+ tokens, "
+                                         r"more than 4 times the 8192-token limit"):
+        tracer.explain(2, "Done")
 
 
 def test_a_lone_surrogate_is_the_input_error_not_the_tokenizers(tiny_loaded):

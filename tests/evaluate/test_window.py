@@ -113,7 +113,8 @@ def test_trace_attributes_spans_past_the_limit_in_a_window(tiny_loaded, sample_b
                                 settings)
     assert result.skipped == 0 and result.windowed == len(spans) == 2
     for method, entries in result.entries.items():
-        for s, e in zip(spans, entries, strict=True):
+        assert len(entries) == len(spans)
+        for e in entries:
             assert e.skipped is None
             if method == "first-user":  # a model-free method reads no tokens: no window
                 assert e.window is None and e.schema_version == 1
@@ -198,3 +199,44 @@ def test_model_shares_asks_the_window_in_the_original_coordinates(tiny_loaded, s
     shares = got.shares["x"]
     assert set(shares("target")) == set(range(10))  # every earlier turn, the cut one too
     assert set(shares(8)) == set(range(8))  # a whole assistant turn, by its index
+
+
+def test_a_study_unit_replays_windowed_spans_as_trace_and_recomputes_old_skips(
+        tiny_loaded, sample_benchmark, tmp_path):
+    """A study stores a windowed span's own turn table, so its replayed graph is trace's; a
+    stored result that skipped spans past the context (the policy before windows) is
+    computed again, one without such spans stays done."""
+    from mtcabench.studies import Models, ResultStore, Unit, run_units
+    from mtcabench.studies._units import state
+
+    bench = load_benchmark(sample_benchmark)
+    by_conv = bench.spans_by_conversation()
+    settings = TraceSettings(max_tokens=400)
+    units = [Unit("dev", "dev", bench.conversations[c], tuple(by_conv[c]), "avg-attention",
+                  "x", settings, model=tiny_loaded.name) for c in sorted(by_conv)]
+    store = ResultStore(tmp_path / "units")
+    summary = run_units(units, store, models=Models(loaded=tiny_loaded), log=lambda _: None,
+                        commit="abc")
+    windowed = 0
+    for unit, result in zip(units, summary.results, strict=True):
+        traced = trace_conversation(load_attributor(tiny_loaded, "avg-attention", settings),
+                                    unit.conversation, list(unit.spans), ["tokengeist"],
+                                    settings)
+        windows = result.shares.get("windows", {})
+        windowed += len(windows)
+        for entry, span in zip(traced.entries["tokengeist"],
+                               result.points["default"].methods["tokengeist"], strict=True):
+            assert span.skipped is None and (entry.window is not None) == (span.span_id in windows)
+            assert [(c, p) for c, p, _ in span.edges] == [(e.child, e.parent) for e in entry.edges]
+    assert windowed > 0
+    # A result of the policy before windows: its span past the context was skipped.
+    path = units[0].path(store)
+    old = store.read(path)
+    first = old.points["default"].methods["tokengeist"][0]
+    stale = first.model_copy(update={"skipped": "too-long: the span ends at token 623 of the "
+                                     "rendered conversation, beyond the 400-token limit",
+                                     "edges": []})
+    old.points["default"].methods["tokengeist"][0] = stale
+    store.write(old, path)
+    assert state(units[0], store)[0] == "spans past the context, now windowed"
+    assert state(units[1], store)[0] == "done"

@@ -346,13 +346,11 @@ def fit_window(conversation: Conversation, target: int, tokenizer, limit: int,
     # the longest first (the oldest of equals), as many as it takes.
     caps = dict.fromkeys(tools + others, MIN_KEEP)
     order = sorted(caps, key=lambda i: (-min(sizes_all[i], MIN_KEEP), i))
-    end = end_before
     left = 0
     while left < len(order):
         got = attempt(cut_to(caps))
         if isinstance(got, Window):
             return got
-        end = got
         # Leave out enough more turns for what is still over (an estimate: a left-out turn
         # saves its kept tokens less its marker's), at least one.
         over = got - limit + MARGIN
