@@ -8,11 +8,18 @@ policy, and asks the base scorer for the turn shares of every query (the target 
 the whole turns any of the methods may ask for, e.g. Tokengeist's intermediate nodes) in one
 go; then each method builds its graph per span. Model-free methods need none of this.
 
-Context-length policy: a span is attributed by a model-based method only when every token up
-to its end fits in the limit (the model's context, or ``max_tokens`` if smaller). Turns after
-the last span that fits are never needed (the model is causal). A span that does not fit gets
-an entry with ``skipped = "too-long: ..."``, never a silently shortened context. Model-free
-methods read no tokens and attribute every span.
+Context-length policy (docs/evaluate.md, *Long conversations*). The limit is the model's
+context, or ``max_tokens`` if smaller. A span whose tokens end within it is attributed against
+the whole conversation before it, in the one set of passes; turns after the last such span are
+never needed (the model is causal). A span that ends past it is attributed in a *context
+window* (:mod:`mtcabench.evaluate.attribution._window`): the conversation up to the span's
+turn with earlier turns' content shortened (tool results first, the longest first, values the
+search traces kept, an explicit marker per gap), one window and one more set of passes per
+such turn, queried in the original turns' offsets so the methods see nothing different; the
+submission entry records it as ``window``. A span is skipped (``skipped = "too-long: ..."``)
+only when no window fits: the system turn and its own turn alone pass the limit, or the text up
+to it is beyond any window (:func:`~mtcabench.evaluate.attribution._window.beyond_any_window`,
+decided before tokenising). Model-free methods read no tokens and attribute every span.
 """
 
 from __future__ import annotations
