@@ -94,6 +94,10 @@ def trace(
         err_console.print(f"wrote {report.spans} spans ({report.skipped_by_method[m]} skipped"
                           + (f", {windowed} in a context window" if windowed else "")
                           + f") to {shown(path)} ({shown(m)})")
+    if report.windowed:
+        shares = ", ".join(f"{d} {w}/{n}" for d, (w, n) in report.windowed_by_domain.items() if w)
+        err_console.print(f"spans past the model's context, attributed in a context window: "
+                          f"{shares}", markup=False)
     err_console.print(f"{report.conversations} conversations, {report.forward_passes} forward "
                       f"passes, {report.wall_s:.1f} s")
 

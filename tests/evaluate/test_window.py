@@ -140,6 +140,8 @@ def test_the_run_counts_windowed_spans_and_the_file_scores(tiny_loaded, sample_b
     windowed = [e for e in sub.entries.values() if e.window is not None]
     assert report.windowed == report.windowed_by_method["tokengeist"] == len(windowed) > 0
     assert sub.header.notes["windowed"] == len(windowed)
+    by_domain = sub.header.notes["windowed_by_domain"]
+    assert by_domain == report.windowed_by_domain == {"taubench/airline": [len(windowed), 5]}
     assert report.skipped == sum(1 for e in sub.entries.values() if e.skipped) == 0
 
 
@@ -240,3 +242,25 @@ def test_a_study_unit_replays_windowed_spans_as_trace_and_recomputes_old_skips(
     store.write(old, path)
     assert state(units[0], store)[0] == "spans past the context, now windowed"
     assert state(units[1], store)[0] == "done"
+
+
+def test_the_release_card_counts_spans_past_the_context_per_domain(tiny_loaded,
+                                                                   sample_benchmark):
+    from mtcabench.evaluate import context_reach
+    from mtcabench.release._card import context_section
+
+    bench = load_benchmark(sample_benchmark)
+    convs = list(bench.conversations.values())
+    exact = {s.id: render_conversation(bench.conversations[s.conversation_id],
+                                       tiny_loaded.tokenizer).full.span_tokens(
+        s.span.turn, s.span.start, s.span.end)[1] for s in bench.spans}
+    got = context_reach(convs, bench.spans, tiny_loaded.tokenizer, 400, "tiny")
+    past = sum(e > 400 for e in exact.values())
+    assert 0 < past < len(exact)
+    assert got == {"computed": True, "model": "tiny", "limit": 400,
+                   "by_domain": {"taubench/airline": {"spans": 5, "past": past}}}
+    lines = context_section({"context": got})
+    assert f"| taubench/airline | 5 | {past} |" in "\n".join(lines)
+    missing = context_section({"context": {"computed": False, "why": "no tokenizer here"}})
+    assert "Not computed for this release: no tokenizer here." in missing
+    assert context_section({}) == []
