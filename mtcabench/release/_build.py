@@ -80,6 +80,7 @@ def build_release(
     split_by_task: bool = False,
     max_spans_per_conversation: int | None = None,
     cap_seed: int = 0,
+    context: ContextCount | str | None = None,
 ) -> BuiltRelease:
     """Validate every accepted span and write ``<out>/<version>/``; refuse on any failure.
 
