@@ -568,8 +568,9 @@ class Tracer:
             attributor = Attributor(self.loaded, self.scorer,
                                     aggregate=self.settings.turn_aggregate,
                                     seed=self.settings.seed)
-            got = model_shares(attributor, conversation, {"online": target},
-                               list(get_methods(["tokengeist"]).values()), self.settings)
+            with self._engine:  # the model is shared with the worker's passes
+                got = model_shares(attributor, conversation, {"online": target},
+                                   list(get_methods(["tokengeist"]).values()), self.settings)
             self.stats.model_calls += attributor.forward_passes
             if "online" in got.unfit:
                 raise got.unfit["online"].error(conversation, target)
