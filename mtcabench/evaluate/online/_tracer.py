@@ -56,7 +56,7 @@ Context: a turn that takes the conversation past the model's context (or
 attributed as ``trace`` attributes it, by the same function
 (:func:`~mtcabench.evaluate.methods._conversation.model_shares`, the context-length policy of
 docs/evaluate.md): in a context window of the conversation with earlier turns shortened, one
-set of forward passes when it is explained (memoised per turn). A span of a past turn that
+set of forward passes when it is explained (memoised per span). A span of a past turn that
 still ends within the limit is read the same way, from the whole conversation. Online equals
 offline for these spans too.
 """
