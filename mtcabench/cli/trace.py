@@ -54,7 +54,9 @@ def trace(
     alpha: float = ev.alpha(),
     turn_aggregate: str = typer.Option(_TRACE.turn_aggregate,
                                        help="Sentence to turn scores: max or sum."),
-    max_tokens: int | None = ev.max_tokens("spans beyond it are recorded as skipped."),
+    max_tokens: int | None = ev.max_tokens(
+        "a span past it is attributed in a context window of the conversation (earlier "
+        "turns shortened; docs/evaluate.md)."),
     seed: int = ev.seed(),
     verify_edges: bool = ev.verify_edges(),
     shard: str | None = typer.Option(None, help="K/N: trace only shard K of N (numbered from "
