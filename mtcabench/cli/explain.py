@@ -50,7 +50,9 @@ def explain(
     threshold: float = ev.threshold(),
     d_max: int = ev.d_max(),
     alpha: float = ev.alpha(),
-    max_tokens: int | None = ev.max_tokens("a span past it is refused."),
+    max_tokens: int | None = ev.max_tokens(
+        "a span past it is attributed in a context window of the conversation (earlier "
+        "turns shortened)."),
     seed: int = ev.seed(),
     verify_edges: bool = ev.verify_edges(),
     device: str = ev.device(),

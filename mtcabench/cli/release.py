@@ -44,7 +44,8 @@ def build(
 
     built = build_release(version, reviewed, conversations, out=out, candidates=candidates,
                           force=force, scores=scores, split_by_task=split_by_task,
-                          max_spans_per_conversation=max_spans, cap_seed=cap_seed)
+                          max_spans_per_conversation=max_spans, cap_seed=cap_seed,
+                          context=_context_count())
     st, rv = built.manifest.statistics, built.manifest.review
     err_console.print(
         f"release {shown(version)}: {st['spans']} spans in {st['conversations']} conversations -> "
@@ -55,6 +56,12 @@ def build(
             err_console.print(f"  {shown(domain)}: " + ", ".join(
                 f"{k} {v['tasks']} tasks, {v['conversations']} conversations, {v['spans']} "
                 "spans" for k, v in by.items()), soft_wrap=True)
+    ctx = st.get("context", {})
+    if ctx.get("computed"):
+        past = sum(r["past"] for r in ctx["by_domain"].values())
+        err_console.print(f"  {past} spans past the {ctx['limit']}-token context of "
+                          f"{ctx['model']} (attributed in a context window by trace)",
+                          soft_wrap=True)
     if "cap" in st:
         err_console.print(f"  cap {st['cap']['max_spans_per_conversation']} spans per "
                           f"conversation removed {st['cap']['removed']} spans", soft_wrap=True)
@@ -113,3 +120,14 @@ def publish(
 
 def register(app: typer.Typer) -> None:
     app.add_typer(group, name="release")
+
+
+def _context_count():
+    """The card's count of spans past the default model's context: the evaluator's counter
+    when its tokenizer loads here (the eval extra and the model's files), else why not (the
+    card says it was not computed)."""
+    try:
+        from mtcabench.evaluate import default_context_reach
+    except ImportError as exc:  # noqa: BLE001 - a base install: say so on the card
+        return f"the evaluator could not be imported ({exc})"
+    return default_context_reach()

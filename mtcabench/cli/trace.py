@@ -54,7 +54,9 @@ def trace(
     alpha: float = ev.alpha(),
     turn_aggregate: str = typer.Option(_TRACE.turn_aggregate,
                                        help="Sentence to turn scores: max or sum."),
-    max_tokens: int | None = ev.max_tokens("spans beyond it are recorded as skipped."),
+    max_tokens: int | None = ev.max_tokens(
+        "a span past it is attributed in a context window of the conversation (earlier "
+        "turns shortened; docs/evaluate.md)."),
     seed: int = ev.seed(),
     verify_edges: bool = ev.verify_edges(),
     shard: str | None = typer.Option(None, help="K/N: trace only shard K of N (numbered from "
@@ -90,8 +92,14 @@ def trace(
             report = trace_benchmark(benchmark, outputs, model=model, scorer=scorer,
                                      settings=settings, shard=shard, device=device, dtype=dtype)
     for m, path in report.outputs.items():
-        err_console.print(f"wrote {report.spans} spans ({report.skipped_by_method[m]} skipped) "
-                          f"to {shown(path)} ({shown(m)})")
+        windowed = report.windowed_by_method.get(m, 0)
+        err_console.print(f"wrote {report.spans} spans ({report.skipped_by_method[m]} skipped"
+                          + (f", {windowed} in a context window" if windowed else "")
+                          + f") to {shown(path)} ({shown(m)})")
+    if report.windowed:
+        shares = ", ".join(f"{d} {w}/{n}" for d, (w, n) in report.windowed_by_domain.items() if w)
+        err_console.print(f"spans past the model's context, attributed in a context window: "
+                          f"{shares}", markup=False)
     err_console.print(f"{report.conversations} conversations, {report.forward_passes} forward "
                       f"passes, {report.wall_s:.1f} s")
 

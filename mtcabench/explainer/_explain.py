@@ -22,14 +22,19 @@ from mtcabench.evaluate import (
     header_parameters,
     load_attributor,
     model_parameters,
+    beyond_any_window,
+    fewest_tokens,
     model_limits,
+    text_chars,
 )
 from mtcabench._version import __version__
 from mtcabench.model import (
+    ContextWindow,
     Conversation,
     ExplainedSpan,
     ExplanationRecord,
     ProvenanceGraph,
+    Role,
     TargetSpan,
     span_id,
 )
@@ -60,6 +65,9 @@ class Explanation:
     method_parameters: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: The model's and the scorer's settings, as a header records them (empty: no model).
     model_parameters: dict[str, Any] = field(default_factory=dict)
+    #: Per target (by index) past the model's context, the context window it was attributed
+    #: in by the model-based methods (the submission's ``window``).
+    windows: dict[int, ContextWindow] = field(default_factory=dict)
 
     def span_id(self, k: int) -> str:
         return span_id(self.conversation.id, self.targets[k])
@@ -76,7 +84,8 @@ class Explanation:
             parameters=shared, methods=self.method_parameters,
             forward_passes=self.forward_passes, tokens=self.tokens,
             targets=[ExplainedSpan(span_id=self.span_id(k), span=t,
-                                   graphs={m: gs[k] for m, gs in self.graphs.items()})
+                                   graphs={m: gs[k] for m, gs in self.graphs.items()},
+                                   window=self.windows.get(k))
                      for k, t in enumerate(self.targets)],
             notes={"mtcabench_version": __version__})
 
@@ -98,9 +107,11 @@ def explain_conversation(
 ) -> Explanation:
     """The graph of every target by every method, from one set of forward passes.
 
-    A target whose tokens end past the model's context (or ``settings.max_tokens``) is an
-    InputError: nothing is cut. Turns after the last target are not read (the model is
-    causal). No model is loaded when every method is model-free.
+    A target whose tokens end past the model's context (or ``settings.max_tokens``) is
+    attributed in a context window (earlier turns shortened, recorded in ``windows``; the
+    context-length policy of docs/evaluate.md); one that no window fits (the system turn and
+    its own turn alone are too long) is an InputError. Turns after the last target are not
+    read (the model is causal). No model is loaded when every method is model-free.
     """
     chosen = get_methods(methods)
     targets = [target_span(conversation, t.turn, t) for t in targets]
@@ -111,10 +122,12 @@ def explain_conversation(
         refuse_too_long(conversation, targets, model, settings)
         attributor = load_attributor(model, scorer, settings, device, dtype)
         loaded, scorer_obj = attributor.loaded, attributor.scorer
-    # Nothing is cut: a span past the context is refused (strict) before any forward pass.
+    # A span that no window fits is refused (strict) before any forward pass.
     keys = [(TARGET, k) for k in range(len(targets))]
     result = attribute_spans(attributor, conversation, dict(zip(keys, targets)), chosen,
                              settings, strict=True)
+    windows = {k: ContextWindow(**result.windows[key].report())
+               for k, key in enumerate(keys) if key in result.windows}
     graphs = {name: [by_key[k] for k in keys] for name, by_key in result.graphs.items()}
     params = {name: header_parameters(name, m, settings, loaded, scorer_obj)
               for name, m in chosen.items()}
@@ -124,39 +137,41 @@ def explain_conversation(
                        scorer=scorer_obj.name if scorer_obj else None,
                        settings=settings, forward_passes=result.forward_passes,
                        tokens=result.tokens, method_parameters=params,
-                       model_parameters=shared)
-
-
-#: How many characters of the text one token may cover at most, as a multiple of the
-#: model's longest vocabulary entry: twice, for tokenizers whose normaliser shortens text
-#: (an accent stripped from "e" + U+0301). Generous: the refusal below must never be wrong.
-TOKEN_SPAN_MARGIN = 2
+                       model_parameters=shared, windows=windows)
 
 
 def refuse_too_long(conversation: Conversation, targets: Sequence[TargetSpan],
                     model: str | LoadedModel, settings: TraceSettings) -> None:
-    """Refuse, before loading the model or tokenising anything, a target that cannot fit the
-    context: the text up to its end is at least ``characters / (longest token x margin)``
-    tokens. (A 6 MB tool result took 44 s and 1.8 GB to be refused after tokenising.)
-    Skipped when the model's files are not on this machine yet; the exact check after
-    tokenising still holds."""
+    """Refuse, before loading the model or tokenising anything, a target that no context
+    window can take, counting tokens from characters as generously as can be
+    (:func:`~mtcabench.evaluate.attribution._window.fewest_tokens`): what a window always keeps
+    (a leading system turn, and the target's own turn up to the span's end) passes the limit,
+    or the whole text up to the span is beyond any window (``WINDOW_FACTOR`` times the limit;
+    a 6 MB tool result took 44 s and 1.8 GB to be refused after tokenising). Skipped when the
+    model's files are not on this machine yet; the exact checks after tokenising still hold."""
     limits = model_limits(model)
     if limits is None:
         return
     context, longest = limits
     limit = min(settings.max_tokens or context, context)
-    per_token = longest * TOKEN_SPAN_MARGIN
-    lengths = [len(t.text.strip()) for t in conversation.turns]
+    name = getattr(model, "name", model)
+    turns = conversation.turns
+    system = len(turns[0].text.strip()) if turns and turns[0].role is Role.SYSTEM else 0
     for t in sorted(targets, key=lambda t: (t.turn, t.end)):
-        text = conversation.turns[t.turn].text
-        chars = sum(lengths[:t.turn]) + max(0, t.end - (len(text) - len(text.lstrip())))
-        if chars // per_token > limit:
+        where = f"conversation {conversation.id}, turn {t.turn}"
+        kept = system + text_chars(conversation, t.turn, t.end) - text_chars(conversation,
+                                                                              t.turn, 0)
+        if fewest_tokens(kept, longest) > limit:
             raise InputError(
-                f"conversation {conversation.id}, turn {t.turn}: the text up to the span is "
-                f"{chars:,} characters, at least {chars // per_token:,} tokens, past the "
-                f"{limit}-token context of {getattr(model, 'name', model)}; nothing is cut: "
-                "choose an earlier turn, leave the long turn out, or use a model with a "
-                "longer context")
+                f"{where}: the system turn and the span's own turn up to its end are "
+                f"{kept:,} characters, at least {fewest_tokens(kept, longest):,} tokens, past "
+                f"the {limit}-token context of {name}; no window of the conversation fits: "
+                "choose an earlier span or a model with a longer context")
+        if (why := beyond_any_window(text_chars(conversation, t.turn, t.end), longest,
+                                     limit)) is not None:
+            raise InputError(f"{where}: {why.removeprefix('too-long: ')} ({name}); choose "
+                             "an earlier span, leave the long turn out, or use a model with a "
+                             "longer context")
 
 
 Messages = Conversation | str | Path | Sequence[Mapping[str, Any]] | Mapping[str, Any]

@@ -15,6 +15,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from mtcabench.errors import InputError
+from mtcabench.evaluate import get_methods
 from mtcabench.explainer._explain import Explanation
 from mtcabench.io import all_or_nothing, atomic_write, check_output_path
 from mtcabench.model import Edge, EdgeKind, Role, TargetSpan
@@ -67,6 +68,14 @@ def _label(explanation: Explanation, turn: int, edge: Edge, focus: str) -> Text:
     return Text.assemble(*head, excerpt(t.text, 48))
 
 
+def window_note(window) -> str:
+    """One line saying how a span past the model's context was attributed."""
+    turns = ", ".join(f"{w.turn} ({'left out' if w.left_out else 'shortened'}: "
+                      f"{w.tokens_left_out} of {w.tokens} tokens)" for w in window.turns)
+    return (f"in a context window: the span's turn ends at token {window.end_token}, past the "
+            f"{window.limit}-token limit; earlier turns {turns}")
+
+
 def render_tree(explanation: Explanation, k: int, method: str) -> Tree:
     """Target ``k``'s graph by ``method`` as a tree: each turn under the turn that depends on
     it, with the edge's score; a turn reached again is marked, not repeated."""
@@ -80,6 +89,9 @@ def render_tree(explanation: Explanation, k: int, method: str) -> Tree:
         out.setdefault(e.child, []).append(e)
     for edges in out.values():
         edges.sort(key=lambda e: (e.kind is not EdgeKind.CONTENT, -(e.score or 0), e.parent))
+    window = explanation.windows.get(k)
+    if window is not None and get_methods([method])[method].uses_model:
+        root.add(Text(window_note(window), style="dim"))
     if not graph.edges:
         root.add(Text("no earlier turn passed the threshold: nothing traced", style="dim"))
     seen = {target.turn}

@@ -36,6 +36,7 @@ from mtcabench.model._records import (
     Annotator,
     BenchmarkSpan,
     Candidate,
+    ContextWindow,
     DecisionSource,
     ExplainedSpan,
     ExplanationRecord,
@@ -47,6 +48,7 @@ from mtcabench.model._records import (
     SubmissionEntry,
     SubmissionHeader,
     Verdict,
+    WindowedTurn,
 )
 from mtcabench.model._spans import (
     CounterfactualEdit,
@@ -78,6 +80,7 @@ __all__ = [
     "ExplainedSpan",
     "ExplanationRecord",
     "Candidate",
+    "ContextWindow",
     "Conversation",
     "CounterfactualEdit",
     "DecisionSource",
@@ -101,6 +104,7 @@ __all__ = [
     "ToolCall",
     "Turn",
     "Verdict",
+    "WindowedTurn",
     "_Model",
     "parse_span_id",
     "span_id",

@@ -235,30 +235,63 @@ class SubmissionHeader(Record):
     notes: dict[str, Any] = Field(default_factory=dict, description="Anything else recorded.")
 
 
+class WindowedTurn(_Model):
+    """One earlier turn whose content a context window shortened."""
+
+    turn: int = Field(ge=0, description="The turn's index.")
+    tokens: int = Field(ge=0, description="Tokens of the turn's content, alone.")
+    tokens_left_out: int = Field(ge=0, description="Of which left out (elision markers in "
+                                 "their place).")
+    left_out: bool = Field(default=False, description="Its whole content was left out (only "
+                           "its header, tool calls and a marker stayed).")
+
+
+class ContextWindow(_Model):
+    """How a span past the model's context was attributed: in a window of the conversation
+    with some earlier turns' content shortened (docs/evaluate.md, context-length policy)."""
+
+    limit: int = Field(ge=1, description="The token limit (the model's context, or "
+                       "max_tokens).")
+    end_token: int = Field(ge=0, description="Where the span's turn ends in the whole "
+                           "conversation (tokens), past the limit; the window is the turn's.")
+    turns: list[WindowedTurn] = Field(default_factory=list, description="The shortened "
+                                      "turns, in order.")
+
+
 class SubmissionEntry(Record):
     """One line per span of a submission: the predicted edges.
 
     Version 2 adds the optional ``sentences`` of an edge (its evidence); a line without them
-    is written as version 1, so that files without evidence stay as they were.
+    is written as version 1, so that files without evidence stay as they were. Version 3 adds
+    the optional ``window`` (a span attributed in a context window); a line without one is
+    written as version 1 or 2, as before.
     """
 
     KIND: ClassVar[str] = "prediction"
-    VERSION: ClassVar[int] = 2
+    VERSION: ClassVar[int] = 3
 
-    schema_version: int = Field(default=1, description="Layout version: 1, or 2 where an "
-                                "edge carries sentences.")
+    schema_version: int = Field(default=1, description="Layout version: 1, 2 where an "
+                                "edge carries sentences, 3 where the line has a window.")
     span_id: Id = Field(description="Benchmark span id.")
     edges: list[PredictedEdge] = Field(default_factory=list, description="Predicted edges.")
     skipped: str | None = Field(
         default=None, description="Why no prediction was made (e.g. too long), if so."
     )
+    window: ContextWindow | None = Field(
+        default=None, description="Set when the span ends past the model's context and was "
+        "attributed in a window of the conversation: which earlier turns were shortened.")
 
     @model_validator(mode="after")
     def _version_of_sentences(self) -> SubmissionEntry:
-        if any(e.sentences is not None for e in self.edges):
-            if "schema_version" in self.model_fields_set and self.schema_version < 2:
+        given = self.schema_version if "schema_version" in self.model_fields_set else None
+        if self.window is not None:
+            if given is not None and given < 3:
+                raise ValueError("a window needs schema_version 3 (or none given)")
+            self.schema_version = 3
+        elif any(e.sentences is not None for e in self.edges):
+            if given is not None and given < 2:
                 raise ValueError("edges with sentences need schema_version 2 (or none given)")
-            self.schema_version = 2
+            self.schema_version = max(2, given or 2)
         return self
 
 
@@ -272,6 +305,9 @@ class ExplainedSpan(_Model):
     span_id: Id = Field(description="The span's id (conversation, turn, offsets).")
     span: TargetSpan = Field(description="The span explained.")
     graphs: dict[str, ProvenanceGraph] = Field(description="Its graph by each method.")
+    window: ContextWindow | None = Field(
+        default=None, description="Set when the span ends past the model's context: the "
+        "context window its model-based graphs were made in (explanation version 3).")
 
     @field_serializer("graphs")
     def _graphs_without_nones(self, graphs: dict[str, ProvenanceGraph]) -> dict[str, Any]:
@@ -291,10 +327,11 @@ class ExplanationRecord(Record):
     """
 
     KIND: ClassVar[str] = "explanation"
-    VERSION: ClassVar[int] = 2
+    VERSION: ClassVar[int] = 3
 
     schema_version: int = Field(default=2, description="Layout version (2; 1: before the "
-                                "run's parameters were recorded).")
+                                "run's parameters were recorded; 3 where a span has a "
+                                "context window).")
     conversation: Id = Field(description="The conversation explained.")
     model: str | None = Field(default=None, description="Model attributed with (None: only "
                               "model-free methods ran).")
@@ -318,6 +355,15 @@ class ExplanationRecord(Record):
         if isinstance(data, dict) and "kind" in data and "schema_version" not in data:
             data = {**data, "schema_version": 1}
         return data
+
+    @model_validator(mode="after")
+    def _version_of_windows(self) -> ExplanationRecord:
+        # A span's window came with version 3; a file without one is written as before.
+        if any(t.window is not None for t in self.targets):
+            if "schema_version" in self.model_fields_set and self.schema_version < 3:
+                raise ValueError("a span with a window needs schema_version 3 (or none given)")
+            self.schema_version = 3
+        return self
 
 
 RECORD_TYPES: dict[str, type[Record]] = {

@@ -16,7 +16,7 @@ import re
 import shutil
 import tempfile
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,6 +80,7 @@ def build_release(
     split_by_task: bool = False,
     max_spans_per_conversation: int | None = None,
     cap_seed: int = 0,
+    context: ContextCount | str | None = None,
 ) -> BuiltRelease:
     """Validate every accepted span and write ``<out>/<version>/``; refuse on any failure.
 
@@ -91,7 +92,11 @@ def build_release(
     ``split_by_task``: splits train/dev/test by task and a config per domain (see
     :mod:`mtcabench.release._splits`); without it a release is as 1.x built it, one split
     ``test``. ``max_spans_per_conversation``: release at most that many spans of one
-    conversation, drawn by ``cap_seed``. Raises ValidationFailed listing every failure.
+    conversation, drawn by ``cap_seed``. ``context``: counts the spans past a model's context
+    per domain for the card (a function of the conversations and spans, as
+    :func:`mtcabench.evaluate.default_context_reach` gives), or why they cannot be counted here
+    (the card says so); None leaves the count out. Raises ValidationFailed listing every
+    failure.
     """
     check_version(version)
     if max_spans_per_conversation is not None and max_spans_per_conversation < 1:
@@ -111,11 +116,16 @@ def build_release(
         # and SIGHUP unwind like Ctrl-C, so that the half-built folder is removed.
         with claim_output(target), stop_signals_unwind():
             return _build(version, Path(reviewed), Path(conversations), out, target,
-                          candidates, force, scores, layout)
+                          candidates, force, scores, layout, context)
     finally:
         if created_out:  # refused (or stopped) before the release was in place
             with contextlib.suppress(OSError):
                 out.rmdir()
+
+
+#: ``count(conversations, spans)``: per domain, the spans past a model's context (the card's
+#: section; the evaluator's :func:`mtcabench.evaluate.context_reach` is one).
+ContextCount = Callable[[list[Conversation], list[BenchmarkSpan]], dict]
 
 
 @dataclass(frozen=True)
@@ -129,7 +139,7 @@ class Layout:
 
 def _build(version: str, reviewed: Path, conversations: Path, out: Path, target: Path,
            candidates: str | Path | None, force: bool, scores: Sequence[str | Path],
-           layout: Layout) -> BuiltRelease:
+           layout: Layout, context: ContextCount | str | None = None) -> BuiltRelease:
     failures: list[Violation] = []
     if target.exists() and not force:
         failures.append(Violation(str(target), "version-exists",
@@ -181,7 +191,7 @@ def _build(version: str, reviewed: Path, conversations: Path, out: Path, target:
         os.chmod(tmp, 0o755)  # mkdtemp makes it private; a release folder is for sharing
         floors = floors_section(spans, floor_rows(spans, convs), evaluated)
         manifest = _write_folder(tmp, out, version, spans, released_convs, selection, cands,
-                                 floors, layout, capped)
+                                 floors, layout, capped, context)
         _move_into_place(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -192,7 +202,8 @@ def _build(version: str, reviewed: Path, conversations: Path, out: Path, target:
 def _write_folder(folder: Path, out: Path, version: str, spans: list[BenchmarkSpan],
                   convs: list[Conversation], selection: Selection,
                   cands: list[Candidate] | None, floors: list[str], layout: Layout,
-                  capped: dict | None) -> ReleaseManifest:
+                  capped: dict | None, context: ContextCount | str | None = None,
+                  ) -> ReleaseManifest:
     sources = sorted({c.source for c in convs})
     (folder / "data" / "spans").mkdir(parents=True)
     (folder / "data" / "conversations").mkdir(parents=True)
@@ -206,6 +217,10 @@ def _write_folder(folder: Path, out: Path, version: str, spans: list[BenchmarkSp
         statistics.update(split_statistics(spans, convs, cands))
     if capped is not None:
         statistics["cap"] = capped
+    if isinstance(context, str):
+        statistics["context"] = {"computed": False, "why": context}
+    elif context is not None:
+        statistics["context"] = context(convs, spans)
 
     previous = _changelog.find_previous(out, version)
     changes = None

@@ -267,9 +267,32 @@ def _split_rule(manifest: ReleaseManifest) -> str:
             "domain and split: `data/<spans|conversations>/<source>/<domain>-<split>.parquet`.")
 
 
+def context_section(st: dict) -> list[str]:
+    """Per domain, the spans whose conversation up to their end passes the default model's
+    context (attributed in a context window by ``mtcabench trace``), or why not counted."""
+    ctx = st.get("context")
+    if ctx is None:
+        return []
+    head = ["### Spans past the model's context", ""]
+    if not ctx.get("computed"):
+        return [*head, f"Not computed for this release: {ctx['why']}.", ""]
+    rows = [[d, r["spans"], r["past"], _pct(r["past"], r["spans"])]
+            for d, r in ctx["by_domain"].items()]
+    total = sum(r["spans"] for r in ctx["by_domain"].values())
+    past = sum(r["past"] for r in ctx["by_domain"].values())
+    return [*head, f"Spans whose conversation up to the span's end passes the "
+            f"{ctx['limit']:,}-token context of {ctx['model']} (the evaluator's default model): "
+            f"{past} of {total} ({_pct(past, total)}). `mtcabench trace` attributes them in a "
+            "context window (earlier turns' content shortened, tool results first; each "
+            "prediction line records its window), and skips a span only when no window fits "
+            "(docs/evaluate.md, *Long conversations*).", "",
+            *_table(["source/domain", "spans", "past the context", "share"], rows)]
+
+
 def domain_sections(st: dict) -> list[str]:
     """A release split by task: splits per domain, the cap, spans by domain x agent x type,
-    depth and hops per domain, hallucinations by rule with their hand-check."""
+    depth and hops per domain, hallucinations by rule with their hand-check; the spans past
+    the model's context, where counted."""
     out: list[str] = []
     if "splits" in st:
         out += ["### Splits by domain", "", *_table(
@@ -317,7 +340,7 @@ def domain_sections(st: dict) -> list[str]:
             "Median (least-most) of the gold paths, as in the table by type above.", ""]
     if "hallucinations_by_rule" in st:
         out += hallucination_rules(st["hallucinations_by_rule"])
-    return out
+    return out + context_section(st)
 
 
 def hallucination_rules(rules: dict[str, dict]) -> list[str]:

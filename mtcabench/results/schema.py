@@ -45,7 +45,8 @@ def submission_schema() -> dict:
         "description": "May be left out: a line without kind is a prediction."}
     entry["properties"]["schema_version"] = {
         **version, "maximum": SubmissionEntry.VERSION, "default": 1,
-        "description": "Layout version: 1, or 2 where an edge carries sentences."}
+        "description": "Layout version: 1, 2 where an edge carries sentences, 3 where the "
+                       "line has a window."}
     entry["allOf"] = [
         # A skipped span has no edges (a rule across two fields, so stated here).
         {"if": {"required": ["skipped"],
@@ -55,6 +56,9 @@ def submission_schema() -> dict:
         {"if": {"required": ["schema_version"], "properties": {"schema_version": {"const": 1}}},
          "then": {"properties": {"edges": {"items": {
              "properties": {"sentences": {"type": "null"}}}}}}},
+        # A window came with version 3: a line that says 1 or 2 has none.
+        {"if": {"required": ["schema_version"], "properties": {"schema_version": {"maximum": 2}}},
+         "then": {"properties": {"window": {"type": "null"}}}},
     ]
     edge = defs["PredictedEdge"]
     edge["properties"]["child"]["description"] = "Index of the dependent turn (0-based)."

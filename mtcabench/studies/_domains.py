@@ -114,6 +114,7 @@ def domain_table(results: Sequence[StudyResult], bench: Benchmark, split: str,
         fl = spans_of(members, "default", "flat")
         skipped = sum(s.skipped is not None for r in members
                       for s in r.points["default"].methods["tokengeist"])
+        windowed = sum(len((r.shares or {}).get("windows", {})) for r in members)
         for kind in ("all", *TYPES):
             ids = [s for s in tg.ids if kind == "all"
                    or spans[s].dependency_type.value == kind]
@@ -128,16 +129,19 @@ def domain_table(results: Sequence[StudyResult], bench: Benchmark, split: str,
             rows.append([title if kind == "all" else "", kind, f"{n_conv} / {len(ids)}",
                          with_ci(f["edge_f1"]), with_ci(g["edge_f1"]), diff_ci(f["edge_f1"]),
                          with_ci(f["original_recall"]), with_ci(g["original_recall"]),
-                         _size(a.matrix), str(skipped) if kind == "all" else ""])
+                         _size(a.matrix), str(windowed) if kind == "all" else "",
+                         str(skipped) if kind == "all" else ""])
     lines = [f"{split.capitalize()} split, default search settings, average attention "
              "(SmolLM2-135M). Per group: conversations / spans; edge F1 and original-source "
              "recall with 95% conversation-clustered bootstrap intervals (1,000 resamples); "
              "the difference Tokengeist - flat is paired on the same spans; *size* is "
-             "Tokengeist's predicted edges over the gold's; *no graph* counts the spans past "
-             "the model's context (scored as empty predictions). A group of one conversation has no interval.", ""]
+             "Tokengeist's predicted edges over the gold's; *in a window* counts the spans "
+             "past the model's context, attributed in a context window (docs/evaluate.md, "
+             "*Long conversations*), *no graph* those no window fits (scored as empty "
+             "predictions). A group of one conversation has no interval.", ""]
     lines += md(["group", "spans", "conv. / spans", "Tokengeist edge F1", "flat edge F1",
                  "difference", "Tokengeist original R", "flat original R", "size",
-                 "no graph"], rows, left=2)
+                 "in a window", "no graph"], rows, left=2)
     return "\n".join(lines)
 
 

@@ -26,7 +26,10 @@ class ShareTables:
     """The stored turn shares of one conversation under one turn aggregate.
 
     ``targets[span id]`` is a span's ``shares(TARGET)``, ``turns[i]`` an assistant turn's
-    ``shares(i)``; ``skipped[span id]`` says why trace would skip a span (too long).
+    ``shares(i)``; ``skipped[span id]`` says why trace would skip a span (too long for any
+    window). A span past the model's context, attributed in a context window, reads its own
+    turn table, ``windowed[span id]`` (the window's answers: the same queries, shares of
+    another rendering), and ``windows[span id]`` is the window (a submission's ``window``).
     """
 
     targets: dict[str, dict[int, float]] = field(default_factory=dict)
@@ -34,28 +37,80 @@ class ShareTables:
     #: text of a turn that calls) under its Part.
     turns: dict[object, dict[int, float]] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
+    windowed: dict[str, dict[object, dict[int, float]]] = field(default_factory=dict)
+    windows: dict[str, dict] = field(default_factory=dict)
 
     def shares_fn(self, span_id: str):
         target = self.targets[span_id]
+        turns = self.windowed.get(span_id, self.turns)
 
         def shares(key):
-            return target if key == TARGET else self.turns.get(key, {})
+            return target if key == TARGET else turns.get(key, {})
         return shares
 
     def to_json(self) -> dict:
         def enc(d):
             return {str(k): v for k, v in d.items()}
-        return {"targets": {s: enc(v) for s, v in self.targets.items()},
-                "turns": {_key_text(t): enc(v) for t, v in self.turns.items()},
-                "skipped": self.skipped}
+
+        def table(t):
+            return {_key_text(k): enc(v) for k, v in t.items()}
+        out = {"targets": {s: enc(v) for s, v in self.targets.items()},
+               "turns": table(self.turns), "skipped": self.skipped}
+        if self.windows:  # a table without windows is written as before
+            out["windowed"] = {s: table(t) for s, t in self.windowed.items()}
+            out["windows"] = self.windows
+        return out
 
     @classmethod
     def from_json(cls, obj: dict) -> ShareTables:
         def dec(d):
             return {int(k): float(v) for k, v in d.items()}
+
+        def table(t):
+            return {_key_of(k): dec(v) for k, v in t.items()}
         return cls(targets={s: dec(v) for s, v in obj["targets"].items()},
-                   turns={_key_of(t): dec(v) for t, v in obj["turns"].items()},
-                   skipped=dict(obj["skipped"]))
+                   turns=table(obj["turns"]), skipped=dict(obj["skipped"]),
+                   windowed={s: table(t) for s, t in obj.get("windowed", {}).items()},
+                   windows=dict(obj.get("windows", {})))
+
+    @property
+    def before_windows(self) -> bool:
+        """Computed under the policy before context windows (a span past the context was
+        skipped): such tables are computed again; tables with no such span stay valid."""
+        return any(before_windows(r) for r in self.skipped.values())
+
+
+def before_windows(reason: str | None) -> bool:
+    """A ``skipped`` reason of the policy before context windows (``too-long: the span ends
+    at token N ...``): that span is now attributed in a window, so its result is stale."""
+    return bool(reason) and reason.startswith("too-long: the span ends at token")
+
+
+def tables_from(result, conversation: Conversation, spans: list[BenchmarkSpan]) -> ShareTables:
+    """The share tables of one ``model_shares`` result (:class:`SpanShares`): each span's
+    target shares; every query Tokengeist may ask, once for the spans read from the whole
+    conversation and once per span read from a context window."""
+    tables = ShareTables(skipped={k: u.reason() for k, u in result.unfit.items()})
+    for sid, fn in result.shares.items():
+        tables.targets[sid] = dict(fn(TARGET))
+    turn_of = {s.id: s.span.turn for s in spans}
+    plain = [sid for sid in result.shares if sid not in result.windows]
+    if plain:
+        last = max(turn_of[sid] for sid in plain)
+        tables.turns = _turn_table(result.shares[plain[0]], conversation, last)
+    for sid, window in result.windows.items():
+        tables.windowed[sid] = _turn_table(result.shares[sid], conversation, turn_of[sid])
+        tables.windows[sid] = window.report()
+    return tables
+
+
+def _turn_table(fn, conversation: Conversation, last: int) -> dict:
+    out = {}
+    for key in Tokengeist().query_turns(conversation, last):
+        shares = fn(key)
+        if shares:
+            out[key] = dict(shares)
+    return out
 
 
 def _key_text(key) -> str:
@@ -81,36 +136,26 @@ def compute_shares(attributor, conversation: Conversation,
         scores_once.aggregate = agg
         result = model_shares(scores_once, conversation, {s.id: s.span for s in spans},
                               [Tokengeist()], TraceSettings(turn_aggregate=agg))
-        fns = result.shares
-        tables = ShareTables(skipped={k: u.reason() for k, u in result.unfit.items()})
-        for sid, fn in fns.items():
-            tables.targets[sid] = dict(fn(TARGET))
-        if fns:
-            any_fn = next(iter(fns.values()))
-            last = max(s.span.turn for s in spans)
-            for key in Tokengeist().query_turns(conversation, last):
-                shares = any_fn(key)
-                if shares:
-                    tables.turns[key] = dict(shares)
-        out[agg] = tables
+        out[agg] = tables_from(result, conversation, spans)
     return out
 
 
 class _OnePass(Attributor):
-    """An attributor whose sentence scores are computed once per conversation and queries,
-    so that the second turn aggregate costs no forward pass."""
+    """An attributor whose sentence scores are computed once per rendering and queries (the
+    conversation, and each context window of it), so that the second turn aggregate costs no
+    forward pass."""
 
     def __init__(self, inner: Attributor):
         super().__init__(inner.loaded, inner.scorer, aggregate=inner.aggregate, seed=inner.seed)
         self._inner = inner
-        self._key: tuple | None = None
-        self._scores = None
+        self._scores: dict[tuple, object] = {}
 
     def sentence_scores(self, rendered, queries):
-        key = (rendered.conversation.id, tuple(queries))
-        if key != self._key:
-            self._key, self._scores = key, self._inner.sentence_scores(rendered, queries)
-        return self._scores
+        # A window renders the conversation under the same id: its text tells them apart.
+        key = (rendered.conversation.id, rendered.full.text, tuple(queries))
+        if key not in self._scores:
+            self._scores[key] = self._inner.sentence_scores(rendered, queries)
+        return self._scores[key]
 
 
 def signature(model: str, scorer: str, conversation: Conversation,
@@ -153,7 +198,8 @@ def all_shares(bench: Benchmark, work: dict[str, list[BenchmarkSpan]], cache_pat
     for cid, spans in work.items():
         sig = signature(model, scorer, bench.conversations[cid], spans)
         hit = cache.get(cid)
-        if hit is not None and hit["signature"] == sig:
+        if (hit is not None and hit["signature"] == sig
+                and not any(before_windows(r) for r in hit["shares"]["max"]["skipped"].values())):
             out[cid] = {agg: ShareTables.from_json(hit["shares"][agg]) for agg in AGGREGATES}
             seconds[cid] = hit.get("seconds")
         else:

@@ -60,7 +60,7 @@ from mtcabench.studies._results import (
     rounded,
     settings_record,
 )
-from mtcabench.studies._shares import ShareTables
+from mtcabench.studies._shares import ShareTables, before_windows, tables_from
 
 #: The scorer name of a unit of the model-free floors (no model, no shares).
 FLOOR = "model-free"
@@ -254,18 +254,21 @@ def compute_unit(unit: Unit, loaded) -> tuple[ShareTables | None, int, int, floa
     got = model_shares(attributor, unit.conversation, {s.id: s.span for s in unit.spans},
                        methods, unit.settings)
     seconds = time.perf_counter() - t0
-    tables = ShareTables(skipped={k: u.reason() for k, u in got.unfit.items()})
-    for sid, fn in got.shares.items():
-        tables.targets[sid] = dict(fn(TARGET))
+    if unit.queries == "tokengeist":
+        tables = tables_from(got, unit.conversation, list(unit.spans))
+    else:
+        tables = ShareTables(skipped={k: u.reason() for k, u in got.unfit.items()},
+                             targets={sid: dict(fn(TARGET)) for sid, fn in got.shares.items()},
+                             windows={sid: w.report() for sid, w in got.windows.items()})
+    # The queries asked: the spans, and Tokengeist's per rendering (the whole conversation,
+    # each context window).
     queries = len(got.shares)
-    if got.shares and unit.queries == "tokengeist":
-        any_fn = next(iter(got.shares.values()))
-        last = max(s.span.turn for s in unit.spans if s.id in got.shares)
-        for key in Tokengeist().query_turns(unit.conversation, last):
-            shares = any_fn(key)
-            queries += 1
-            if shares:
-                tables.turns[key] = dict(shares)
+    if unit.queries == "tokengeist":
+        turns = {s.id: s.span.turn for s in unit.spans}
+        lasts = {turns[sid] for sid in got.windows}
+        plain = [turns[sid] for sid in got.shares if sid not in got.windows]
+        lasts |= {max(plain)} if plain else set()
+        queries += sum(len(Tokengeist().query_turns(unit.conversation, t)) for t in lasts)
     return tables, attributor.forward_passes - before, queries, seconds
 
 
@@ -305,6 +308,10 @@ def state(unit: Unit, store: ResultStore) -> tuple[str, StudyResult | None]:
         return got, None
     if got.signature != unit.signature:
         return "other settings", got
+    if unit.scorer != FLOOR and any(before_windows(s.skipped) for p in got.points.values()
+                                    for spans in p.methods.values() for s in spans):
+        # Spans past the context were skipped then; they are attributed in a window now.
+        return "spans past the context, now windowed", got
     gold = gold_fingerprint(list(unit.spans))
     for p in unit.points:
         have = got.points.get(p.label)

@@ -126,12 +126,17 @@ def test_one_pass_equals_one_pass_per_step(loaded, sample_benchmark, sample_runs
     assert report.forward_passes > 2 * fast_report.forward_passes
 
 
-def test_spans_beyond_the_token_limit_are_recorded_as_skipped(loaded, sample_benchmark, tmp_path):
+def test_spans_beyond_the_token_limit_are_windowed_or_skipped(loaded, sample_benchmark,
+                                                              tmp_path):
+    """Past the limit a span is attributed in a context window, recorded on its line; it is
+    skipped only when its system turn and own turn alone pass the limit."""
     bench = load_benchmark(sample_benchmark)
-    ends = {}
+    ends, floors = {}, {}
     for s in bench.spans:
-        lay = render_conversation(bench.conversations[s.conversation_id], loaded.tokenizer).full
+        conv = bench.conversations[s.conversation_id]
+        lay = render_conversation(conv, loaded.tokenizer).full
         ends[s.id] = lay.span_tokens(s.span.turn, s.span.start, s.span.end)[1]
+        floors[s.id] = lay.turn_tokens(0)[1]  # the system turn alone
     limit = sorted(ends.values())[2]  # some spans fit, some do not
     out = tmp_path / "short.jsonl"
     report = trace_benchmark(sample_benchmark, {"flat": out}, model=loaded,
@@ -139,11 +144,17 @@ def test_spans_beyond_the_token_limit_are_recorded_as_skipped(loaded, sample_ben
     header, entries = read_submission(out)
     assert header.parameters["max_tokens"] == limit
     for e in entries:
-        if ends[e.span_id] > limit:
-            assert e.skipped.startswith("too-long") and not e.edges
-        else:
-            assert e.skipped is None and e.edges
-    assert report.skipped == sum(1 for v in ends.values() if v > limit) > 0
+        assert e.skipped is None and e.edges
+        assert (e.window is not None) == (ends[e.span_id] > limit)
+    assert report.windowed == header.notes["windowed"] == sum(v > limit for v in ends.values()) > 0
+    tiny = min(floors.values()) - 1
+    out = tmp_path / "tiny.jsonl"
+    report = trace_benchmark(sample_benchmark, {"flat": out}, model=loaded,
+                             settings=TraceSettings(max_tokens=tiny), progress=False)
+    header, entries = read_submission(out)
+    assert all(e.skipped.startswith("too-long: even with the content of every earlier turn")
+               and not e.edges for e in entries)
+    assert report.skipped == len(entries) and report.windowed == 0
 
 
 def test_shards_merge_into_the_full_run(loaded, sample_benchmark, sample_runs, tmp_path):

@@ -1,6 +1,6 @@
-"""The Tracer refuses a message too long for the model's context before rendering or
-tokenising it, as explain does (a 4 MB message took 8 s of tokenising to be refused), and
-keeps the turns before it."""
+"""The Tracer takes a message too long for the model's context without rendering or
+tokenising it (a 4 MB message took 8 s of tokenising): it is past the context, answered in a
+context window when asked; the turns before it are run as before."""
 
 from __future__ import annotations
 
@@ -23,9 +23,15 @@ def test_a_huge_message_is_refused_before_tokenising(loaded, monkeypatch):
         return real(turn)
 
     monkeypatch.setattr(tracer, "_render_with", spy)
-    with pytest.raises(InputError, match="at least .* tokens, beyond the"):
-        tracer.add({"role": "assistant", "content": "word " * 800_000})
-    assert rendered == [] and len(tracer.turns) == 1
+    tracer.add({"role": "assistant", "content": "word " * 1_200_000})
+    tracer.add({"role": "assistant", "content": "Done."})  # after a past turn: past too
+    assert rendered == [] and len(tracer.turns) == 3 and tracer.stats.past_turns == 2
+    assert tracer.layout.num_tokens == tracer.stats.tokens < 100  # the first turn only
+    # A span after 6 MB: beyond any window, refused before anything is tokenised.
+    with pytest.raises(InputError, match=r"turn 2: too-long: the text up to the span is "
+                                         r"6,000,0\d\d characters, at least [\d,]+ tokens, "
+                                         r"more than 4 times the 8192-token limit"):
+        tracer.explain(2, "Done")
 
 
 def test_a_lone_surrogate_is_the_input_error_not_the_tokenizers(tiny_loaded):

@@ -117,15 +117,21 @@ def test_python_api_and_online_tracer_agree(loaded):
     assert at.target == 5 and all(e.child == 5 for e in at.edges)
 
 
-def test_span_past_the_context_is_refused(tmp_path):
-    res = invoke(REFUND, "--max-tokens", 100, "--out", tmp_path)
+def test_span_past_the_context_is_windowed_or_refused(tmp_path):
+    res = invoke(REFUND, "--max-tokens", 250, "--out", tmp_path / "w")
+    assert res.exit_code == 0, res.output
+    assert "in a context window: the span's turn ends at token" in res.stdout
+    record = json.loads((tmp_path / "w" / "explain.json").read_text())
+    assert record["schema_version"] == 3 and record["targets"][0]["window"]["limit"] == 250
+    res = invoke(REFUND, "--max-tokens", 40, "--out", tmp_path / "r")
     assert res.exit_code == ExitCode.BAD_INPUT
     # one line (after the model's loading bar), and nothing written
     lines = [x for x in res.output.splitlines() if x.strip() and "Loading weights" not in x]
     assert len(lines) == 1 and lines[0].startswith("error: ")
-    assert re.search(r"turn 9: the span ends at token \d+ of the rendered conversation, past "
-                     r"the 100-token context of smollm2-135m-instruct; nothing is cut", lines[0])
-    assert not list(tmp_path.iterdir())
+    assert re.search(r"turn 9: too-long: even with the content of every earlier turn but the "
+                     r"system turn left out, the span's turn ends at token \d+, beyond the "
+                     r"40-token limit", lines[0]), lines[0]
+    assert not (tmp_path / "r").exists()
 
 
 def test_start_end_on_a_jsonl_transcript():
@@ -178,13 +184,13 @@ def test_a_huge_tool_result_is_refused_before_the_model_is_loaded(loaded, tmp_pa
     lines = [x for x in res.output.splitlines() if x.strip()]
     assert len(lines) == 1 and "Loading weights" not in res.output, res.output
     assert re.search(r"turn 3: the text up to the span is 6,0\d\d,\d\d\d characters, at least "
-                     r"[\d,]+ tokens, past the 8192-token context of smollm2-135m-instruct",
-                     lines[0]), lines[0]
+                     r"[\d,]+ tokens, more than 4 times the 8192-token limit; a window would "
+                     r"leave out nearly all of it \(smollm2-135m-instruct\)", lines[0]), lines[0]
     assert not (tmp_path / "out").exists()
     # the library refuses alike, with a loaded model too
     from mtcabench.errors import InputError
     from mtcabench.explainer import explain_conversation, resolve_targets
 
     conv = read_transcript(path)
-    with pytest.raises(InputError, match="at least [\\d,]+ tokens, past the 8192-token"):
+    with pytest.raises(InputError, match="at least [\\d,]+ tokens, more than 4 times the 8192"):
         explain_conversation(conv, resolve_targets(conv), model=loaded)

@@ -40,6 +40,6 @@ def test_an_unversioned_explanation_reads_as_version_1():
 
 
 def test_a_newer_explanation_is_refused():
-    with pytest.raises(ValidationError, match="schema_version 3 of 'explanation' records"):
-        ExplanationRecord.model_validate({"kind": "explanation", "schema_version": 3,
+    with pytest.raises(ValidationError, match="schema_version 4 of 'explanation' records"):
+        ExplanationRecord.model_validate({"kind": "explanation", "schema_version": 4,
                                           "conversation": "c"})

@@ -95,6 +95,24 @@ def test_split_by_task_gives_splits_and_a_config_per_domain(two_domains):
     assert "| retail | `sample` |" in card  # spans by domain x agent x type
 
 
+def test_the_card_counts_spans_past_the_context_or_says_why_not(two_domains, monkeypatch,
+                                                                 tmp_path):
+    folder = build(two_domains, "2.0.0", "--split-by-task")
+    ctx = json.loads((folder / "release.json").read_text())["statistics"]["context"]
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    assert "### Spans past the model's context" in card
+    if ctx["computed"]:  # the evaluator and the default model's files are here
+        # The sample is short: no span passes 8,192 tokens.
+        assert ctx["by_domain"] == {"taubench/airline": {"spans": 7, "past": 0},
+                                    "taubench/retail": {"spans": 7, "past": 0}}
+        assert "| taubench/retail | 7 | 0 | 0.0% |" in card
+    # Without the model's files the card says it was not counted, and why.
+    monkeypatch.setenv("MTCABENCH_MODEL_CACHE", str(tmp_path / "no-models"))
+    folder = build({**two_domains, "out": tmp_path / "bare"}, "2.0.0", "--split-by-task")
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    assert "Not computed for this release: the default model's files are not on this" in card
+
+
 def test_without_the_option_a_release_keeps_one_split(two_domains):
     folder = build(two_domains, "1.9.0")
     assert set(card_configs(folder)) == {"spans", "conversations", "taubench",

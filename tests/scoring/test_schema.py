@@ -20,6 +20,10 @@ VALID = [
     {"span_id": "c#4:0-5", "edges": [{"child": 4, "parent": 3, "score": 0.8, "sentences": [
         {"start": 10, "end": 42, "score": 0.8}, {"start": 0, "end": 9, "score": 0.1}]}]},
     {"span_id": "c#4:0-5", "schema_version": 2, "edges": [{"child": 4, "parent": 3}]},
+    # a span attributed in a context window (version 3)
+    {"span_id": "c#4:0-5", "edges": [{"child": 4, "parent": 3}], "window": {
+        "limit": 8192, "end_token": 9120,
+        "turns": [{"turn": 3, "tokens": 2400, "tokens_left_out": 1000, "left_out": False}]}},
 ]
 INVALID = [
     {"kind": "submission"},  # no method
@@ -28,7 +32,10 @@ INVALID = [
     {"span_id": "x", "edges": [{"child": 4, "parent": 3, "weight": 1}]},  # unknown field
     {"span_id": "x", "edges": [], "kind": "conversation"},
     {"method": "flat"},  # a header must say kind
-    {"span_id": "x", "schema_version": 3},
+    {"span_id": "x", "schema_version": 4},
+    # a window came with version 3
+    {"span_id": "x", "schema_version": 2, "window": {"limit": 10, "end_token": 12}},
+    {"span_id": "x", "window": {"limit": 10, "end_token": 12, "turns": [{"turn": 1}]}},
     # sentences came with version 2
     {"span_id": "x", "schema_version": 1, "edges": [{"child": 4, "parent": 3, "sentences": []}]},
     {"span_id": "x", "edges": [{"child": 4, "parent": 3, "sentences": [{"start": 1, "end": 2}]}]},

@@ -8,11 +8,18 @@ policy, and asks the base scorer for the turn shares of every query (the target 
 the whole turns any of the methods may ask for, e.g. Tokengeist's intermediate nodes) in one
 go; then each method builds its graph per span. Model-free methods need none of this.
 
-Context-length policy: a span is attributed by a model-based method only when every token up
-to its end fits in the limit (the model's context, or ``max_tokens`` if smaller). Turns after
-the last span that fits are never needed (the model is causal). A span that does not fit gets
-an entry with ``skipped = "too-long: ..."``, never a silently shortened context. Model-free
-methods read no tokens and attribute every span.
+Context-length policy (docs/evaluate.md, *Long conversations*). The limit is the model's
+context, or ``max_tokens`` if smaller. A span whose tokens end within it is attributed against
+the whole conversation before it, in the one set of passes; turns after the last such span are
+never needed (the model is causal). A span that ends past it is attributed in a *context
+window* (:mod:`mtcabench.evaluate.attribution._window`): the conversation up to the span's
+turn with earlier turns' content shortened (tool results first, the longest first, values the
+search traces kept, an explicit marker per gap), one window and one more set of passes per
+such turn, queried in the original turns' offsets so the methods see nothing different; the
+submission entry records it as ``window``. A span is skipped (``skipped = "too-long: ..."``)
+only when no window fits: the system turn and its own turn alone pass the limit, or the text up
+to it is beyond any window (:func:`~mtcabench.evaluate.attribution._window.beyond_any_window`,
+decided before tokenising). Model-free methods read no tokens and attribute every span.
 """
 
 from __future__ import annotations
@@ -25,11 +32,22 @@ from mtcabench.errors import InputError
 from mtcabench.evaluate.attribution._engine import Query
 from mtcabench.evaluate.methods._methods import Method, get_methods
 from mtcabench.evaluate.attribution._render import RenderedConversation, render_conversation
+from mtcabench.evaluate.attribution._loading import model_limits
+from mtcabench.evaluate.attribution._window import (
+    WINDOW_FACTOR,
+    NoWindow,
+    Window,
+    beyond_any_window,
+    fewest_tokens,
+    fit_window,
+    text_chars,
+)
 from mtcabench.evaluate._settings import TraceSettings
 from mtcabench.evaluate.methods._tokengeist import TARGET, Part, SharesFn, node_keys
 from mtcabench.graph import reachable
 from mtcabench.model import (
     BenchmarkSpan,
+    ContextWindow,
     Conversation,
     EdgeKind,
     PredictedEdge,
@@ -104,11 +122,13 @@ def check_span(conv: Conversation, span: BenchmarkSpan) -> None:
 @dataclass(frozen=True)
 class Unfit:
     """Why a span gets no model-based graph: it maps to no token of the rendered conversation,
-    or it ends past the token limit (the model's context, or ``max_tokens``)."""
+    or it ends past the token limit (the model's context, or ``max_tokens``) and no window of
+    the conversation fits (``why`` says so)."""
 
     end_token: int
     limit: int
     model: str
+    why: str | None = None
 
     @property
     def no_tokens(self) -> bool:
@@ -118,8 +138,8 @@ class Unfit:
         """The submission's ``skipped`` text."""
         if self.no_tokens:
             return "no-tokens: the span maps to no token of the rendered conversation"
-        return (f"too-long: the span ends at token {self.end_token} of the rendered "
-                f"conversation, beyond the {self.limit}-token limit")
+        return self.why or (f"too-long: the span ends at token {self.end_token} of the "
+                            f"rendered conversation, beyond the {self.limit}-token limit")
 
     def error(self, conversation: Conversation, span: TargetSpan) -> InputError:
         """The one line of a caller that refuses such a span (``explain``)."""
@@ -127,26 +147,29 @@ class Unfit:
         if self.no_tokens:
             return InputError(f"{where}: the span {span.text!r} maps to no token of the "
                               "rendered conversation")
-        return InputError(
-            f"{where}: the span ends at token {self.end_token} of the rendered conversation, "
-            f"past the {self.limit}-token context of {self.model}; nothing is cut: choose an "
-            "earlier turn or a model with a longer context")
+        return InputError(f"{where}: {self.reason()} ({self.model}); choose an earlier turn "
+                          "or a model with a longer context")
 
 
 @dataclass
 class SpanShares:
-    """The base scorer's turn shares of a conversation's spans, from one set of passes."""
+    """The base scorer's turn shares of a conversation's spans, from one set of passes (and
+    one more per turn holding spans that needed a context window)."""
 
-    #: Per fitting span (by the caller's key), its shares function.
+    #: Per attributed span (by the caller's key), its shares function.
     shares: dict[Hashable, SharesFn]
     #: Per span that does not fit, why.
     unfit: dict[Hashable, Unfit]
     #: Tokens of the rendered conversation up to the last span's turn.
     tokens: int = 0
-    #: The rendered conversation (None when no span fits).
+    #: The rendered conversation (None when no span fits unwindowed).
     rendered: RenderedConversation | None = None
-    #: Per fitting span, its evidence function (the same passes' sentence scores).
+    #: Per attributed span, its evidence function (the same passes' sentence scores).
     sentences: dict[Hashable, SentencesFn] = field(default_factory=dict)
+    #: Per span attributed in a context window, the window (see _window.py).
+    windows: dict[Hashable, Window] = field(default_factory=dict)
+    #: Each rendering attributed and the spans read from it (edge verification's).
+    groups: list[tuple[RenderedConversation, list[Hashable]]] = field(default_factory=list)
 
 
 def model_shares(
@@ -157,35 +180,91 @@ def model_shares(
     """Per span (``targets``, by any key but an int: whole turns are queried under their
     index), its shares function; or why it does not fit.
 
-    The context-length policy of the module docstring; with ``strict``, a span that does not
-    fit is an InputError raised before any forward pass. The queries are the spans and every
+    The context-length policy of the module docstring; with ``strict``, a span that no window
+    fits is an InputError raised before any forward pass. The queries are the spans and every
     whole turn one of ``methods`` may ask for, all computed in one go (``naive``: lazily, one
-    forward pass set per recursion step, for the performance scripts).
+    forward pass set per recursion step, for the performance scripts); the spans of one
+    target turn past the limit share one window and one more set of passes.
     """
     loaded = attributor.loaded
     limit = min(settings.max_tokens or loaded.context_length, loaded.context_length)
+    out = SpanShares({}, {})
+    chars = {k: text_chars(conversation, t.turn, t.end) for k, t in targets.items()}
+    if max(chars.values(), default=0) >= WINDOW_FACTOR * limit:  # else no need to look
+        longest = model_limits(loaded)[1]
+        for key, t in targets.items():
+            if (why := beyond_any_window(chars[key], longest, limit)) is not None:
+                out.unfit[key] = Unfit(fewest_tokens(chars[key], longest), limit, loaded.name, why)
+                if strict:
+                    raise out.unfit[key].error(conversation, t)
+        targets = {k: t for k, t in targets.items() if k not in out.unfit}
+        if not targets:
+            return out
     rendered = render_conversation(conversation, loaded.tokenizer,
                                    upto=max(t.turn for t in targets.values()))
     full = rendered.full
     fitting: dict[Hashable, TargetSpan] = {}
-    unfit: dict[Hashable, Unfit] = {}
+    past: dict[int, dict[Hashable, TargetSpan]] = {}  # by target turn
+    ends: dict[int, int] = {}
+    out.tokens = full.num_tokens
     for key, t in targets.items():
         a, b = full.span_tokens(t.turn, t.start, t.end)
-        if b <= a or b > limit:
-            unfit[key] = Unfit(0 if b <= a else b, limit, loaded.name)
+        if b <= a:
+            out.unfit[key] = Unfit(0, limit, loaded.name)
             if strict:
-                raise unfit[key].error(conversation, t)
+                raise out.unfit[key].error(conversation, t)
+        elif b > limit:
+            past.setdefault(t.turn, {})[key] = t
+            ends[t.turn] = full.turn_tokens(t.turn)[1]
         else:
             fitting[key] = t
-    if not fitting:
-        return SpanShares({}, unfit, full.num_tokens)
-    span_queries = {k: Query(k, t.turn, t.start, t.end) for k, t in fitting.items()}
-    last = max(t.turn for t in fitting.values())
-    wanted = sorted({i for m in methods for i in m.query_turns(conversation, last)}, key=_order)
-    turn_queries = {i: Query(i, *i) if isinstance(i, Part) else
-                    Query(i, i, 0, len(conversation.turns[i].text)) for i in wanted}
+    windows: dict[int, Window] = {}
+    for turn, spans in sorted(past.items()):
+        got = fit_window(conversation, turn, loaded.tokenizer, limit, ends[turn])
+        if isinstance(got, NoWindow):
+            for key, t in spans.items():
+                out.unfit[key] = Unfit(ends[turn], limit, loaded.name, got.reason(limit))
+                if strict:
+                    raise out.unfit[key].error(conversation, t)
+        else:
+            windows[turn] = got
+    methods = list(methods)
+    if fitting:
+        out.rendered = rendered
+        _group_shares(out, attributor, rendered, None, fitting, methods, settings, naive)
+    for turn, window in windows.items():
+        spans = past[turn]
+        windowed = render_conversation(window.conversation, loaded.tokenizer, upto=turn)
+        _group_shares(out, attributor, windowed, window, spans, methods, settings, naive)
+        out.windows.update(dict.fromkeys(spans, window))
+    return out
 
+
+def _group_shares(out: SpanShares, attributor: Attributor, rendered: RenderedConversation,
+                  window: Window | None, spans: Mapping[Hashable, TargetSpan],
+                  methods: list[Method], settings: TraceSettings, naive: bool) -> None:
+    """The shares and evidence functions of ``spans`` from one rendering (the conversation,
+    or a window of it), added to ``out``. Queries are keyed as in the original conversation;
+    a window maps their ranges in and the evidence's ranges back."""
+    conversation = rendered.conversation if window is None else window.original
+    span_queries = {k: Query(k, t.turn, t.start, t.end) for k, t in spans.items()}
+    last = max(t.turn for t in spans.values())
+    wanted = sorted({i for m in methods for i in m.query_turns(conversation, last)}, key=_order)
+
+    def turn_query(i: Hashable) -> Query:
+        turn, start, end = i if isinstance(i, Part) else (i, 0, len(conversation.turns[i].text))
+        if window is not None:
+            start, end = window.to_window(turn, start, end)
+        return Query(i, turn, start, end)
+
+    turn_queries = {i: turn_query(i) for i in wanted}
     k_best = settings.evidence_sentences
+
+    def attribute(queries: list[Query]):
+        got = attributor.attribute(rendered, queries, k_best)
+        if window is None:
+            return got
+        return {key: (shares, _evidence_back(window, best)) for key, (shares, best) in got.items()}
 
     if naive:
         steps: dict[tuple[Hashable, Hashable], tuple] = {}
@@ -197,11 +276,10 @@ def model_shares(
             # One forward pass (set) per step, as a per-step implementation would do; the
             # evidence of an edge reads the step that found it.
             if (k, key) not in steps:
-                steps[(k, key)] = attributor.attribute(rendered, [query], k_best)[query.key]
+                steps[(k, key)] = attribute([query])[query.key]
             return steps[(k, key)]
     else:
-        cache = attributor.attribute(rendered, [*span_queries.values(), *turn_queries.values()],
-                                     k_best)
+        cache = attribute([*span_queries.values(), *turn_queries.values()])
 
         def lookup(k: Hashable, key: Hashable):
             return cache.get(k if key == TARGET else key, ({}, {}))
@@ -212,8 +290,25 @@ def model_shares(
     def sentences_of(k: Hashable) -> SentencesFn:
         return lambda key, parent: list(lookup(k, key)[1].get(parent, []))
 
-    return SpanShares({k: shares_of(k) for k in span_queries}, unfit, full.num_tokens, rendered,
-                      {k: sentences_of(k) for k in span_queries})
+    out.shares.update({k: shares_of(k) for k in span_queries})
+    out.sentences.update({k: sentences_of(k) for k in span_queries})
+    out.groups.append((rendered, list(spans)))
+
+
+def _evidence_back(window: Window, best: dict[int, list[ScoredSentence]]
+                   ) -> dict[int, list[ScoredSentence]]:
+    """Evidence ranges of a windowed rendering in the original turns' text (a range inside an
+    elision marker has none and is dropped)."""
+    out = {}
+    for turn, items in best.items():
+        mapped = []
+        for x in items:
+            r = window.from_window(turn, x.start, x.end)
+            if r is not None:
+                mapped.append(x.model_copy(update={"start": r[0], "end": r[1]}))
+        if mapped:
+            out[turn] = mapped
+    return out
 
 
 def _order(key: Hashable) -> tuple:
@@ -256,10 +351,12 @@ class Attribution:
 
     #: Per method, per span key, its graph (spans that do not fit a model-based method: none).
     graphs: dict[str, dict[Hashable, ProvenanceGraph]]
-    #: Spans that did not fit the model's context (model-based methods only).
+    #: Spans that did not fit the model's context, even windowed (model-based methods only).
     unfit: dict[Hashable, Unfit]
     forward_passes: int = 0
     tokens: int = 0
+    #: Spans attributed in a context window (model-based methods), with their window.
+    windows: dict[Hashable, Window] = field(default_factory=dict)
 
 
 def attribute_spans(
@@ -293,12 +390,16 @@ def attribute_spans(
                 continue
             graphs[name][key] = span_graph(method, conversation, t, shares.shares.get(key),
                                            shares.sentences.get(key), settings)
-    if settings.verify_edges and shares.rendered is not None:
+    if settings.verify_edges:
         for name, method in methods.items():
             if method.uses_model:
-                graphs[name] = verify_edges(attributor, shares.rendered, targets, graphs[name])
+                # Each span's edges are checked on the rendering it was attributed on.
+                for rendered, keys in shares.groups:
+                    graphs[name].update(verify_edges(
+                        attributor, rendered, {k: targets[k] for k in keys},
+                        {k: graphs[name][k] for k in keys}))
     passes = attributor.forward_passes - before if attributor is not None else 0
-    return Attribution(graphs, shares.unfit, passes, shares.tokens)
+    return Attribution(graphs, shares.unfit, passes, shares.tokens, shares.windows)
 
 
 @dataclass
@@ -308,6 +409,8 @@ class ConversationResult:
     entries: dict[str, list[SubmissionEntry]]
     forward_passes: int
     skipped: int
+    #: Spans attributed in a context window (model-based methods).
+    windowed: int = 0
 
 
 def trace_conversation(
@@ -345,5 +448,9 @@ def trace_conversation(
                                    score=e.score,
                                    sentences=e.sentences or None)
                      for e in sorted(graph.edges, key=lambda e: (-e.child, e.parent))]
-            entries[name].append(SubmissionEntry(span_id=s.id, edges=edges))
-    return ConversationResult(entries, result.forward_passes, len(result.unfit))
+            window = result.windows.get(s.id) if method.uses_model else None
+            entries[name].append(SubmissionEntry(
+                span_id=s.id, edges=edges,
+                window=None if window is None else ContextWindow(**window.report())))
+    return ConversationResult(entries, result.forward_passes, len(result.unfit),
+                              len(result.windows))

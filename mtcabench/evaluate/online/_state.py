@@ -20,7 +20,10 @@ class OnlineStats:
     """What online tracing has cost so far."""
 
     turns: int = 0
-    #: Tokens of the conversation as now rendered (processed, or waiting for the next pass).
+    #: Of which past the model's context (added, answered in a context window when asked).
+    past_turns: int = 0
+    #: Tokens of the conversation as now rendered (processed, or waiting for the next pass),
+    #: the turns past the context left out.
     tokens: int = 0
     #: Forward passes run over the conversation (see ``pass_tokens``).
     forward_calls: int = 0

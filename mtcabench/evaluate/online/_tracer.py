@@ -50,9 +50,15 @@ conversation, or a Tracer given the system message before the user speaks) compu
 follows it. The worker (:mod:`~mtcabench.evaluate.online._worker`) is joined at :meth:`Tracer.close`,
 when the tracer is collected, and at interpreter exit: a script may end while it runs.
 
-Context: a turn that would take the conversation past the model's context (or
-``TraceSettings.max_tokens``) is refused with one line (:class:`~mtcabench.errors.InputError`)
-and not added; nothing is ever cut.
+Context: a turn that takes the conversation past the model's context (or
+``TraceSettings.max_tokens``) is added, but from it on the model no longer runs as turns come
+(:attr:`OnlineStats.past_turns` counts such turns). A span that ends past the limit is
+attributed as ``trace`` attributes it, by the same function
+(:func:`~mtcabench.evaluate.methods._conversation.model_shares`, the context-length policy of
+docs/evaluate.md): in a context window of the conversation with earlier turns shortened, one
+set of forward passes when it is explained (memoised per span). A span of a past turn that
+still ends within the limit is read the same way, from the whole conversation. Online equals
+offline for these spans too.
 """
 
 from __future__ import annotations
@@ -80,7 +86,8 @@ from mtcabench.evaluate.attribution._loading import (
     load_model,
     model_limits,
 )
-from mtcabench.evaluate.methods._conversation import SentencesFn, span_graph
+from mtcabench.evaluate.attribution._engine import Attributor
+from mtcabench.evaluate.methods._conversation import SentencesFn, model_shares, span_graph
 from mtcabench.evaluate.methods._methods import get_methods
 from mtcabench.evaluate.online._scorers import online_head_weights
 from mtcabench.evaluate.online._worker import Worker
@@ -165,9 +172,9 @@ class Tracer:
         self.limit = min(settings.max_tokens or self.loaded.context_length,
                          self.loaded.context_length)
         # The most characters one token can cover (the longest vocabulary entry, twice: as
-        # explain's TOKEN_SPAN_MARGIN): a turn whose text is longer than the limit in tokens
-        # times this is refused before it is rendered or tokenised (a 4 MB message took 8 s
-        # of tokenising to be refused).
+        # the window's TOKEN_SPAN_MARGIN): a turn whose text is longer than the limit in
+        # tokens times this is past the limit without being rendered or tokenised (a 4 MB
+        # message took 8 s of tokenising).
         self._chars_per_token = 2 * model_limits(self.loaded)[1]
         self.conversation_id = conversation_id
         self._passes = passes_for(self.loaded.model)
@@ -204,7 +211,11 @@ class Tracer:
         self._sinks = self._probed = np.zeros(0, dtype=np.int64)
         self._sink_probe = np.zeros(0, dtype=np.int64)
         self._conversation: Conversation | None = None
-        self._chars = 0  # characters of the turns' texts so far (for the early refusal)
+        self._chars = 0  # characters of the turns' texts so far (for the early check)
+        # Turns past the limit: added, not run through the model (answered offline, in a
+        # context window); their answers memoised by (turn, start, end).
+        self._past = False
+        self._past_answers: dict[tuple[int, int, int], Callable[[Hashable], tuple]] = {}
         self.stats = OnlineStats()
 
     @property
@@ -248,9 +259,9 @@ class Tracer:
         with two tool results gives two; a reasoning-only response none); their tokens are
         run through the model now or with the next ones (see ``pass_tokens``).
 
-        A malformed message is refused whole (nothing added). A turn that would take the
-        conversation past the model's context is refused and not added, nor are the turns
-        after it in the same message; the turns before it stay.
+        A malformed message is refused whole (nothing added). A turn that takes the
+        conversation past the model's context is added, and it and every later turn are
+        answered in a context window when explained (see the module docstring).
         """
         self._raise_failure()
         if isinstance(message, Turn):
@@ -267,30 +278,26 @@ class Tracer:
 
     def _add_turn(self, turn: Turn) -> None:
         chars = self._chars + len(turn.text.strip())
-        if chars // self._chars_per_token > self.limit:
-            raise InputError(
-                f"tracer {self.conversation_id}, turn {turn.index}: the conversation would be "
-                f"{chars:,} characters, at least {chars // self._chars_per_token:,} tokens, "
-                f"beyond the {self.limit}-token limit of {self.loaded.name}; nothing is cut: "
-                "the turn was not added (start a new Tracer, or use a model with a longer "
-                "context)")
-        state = self._render_with(turn)
-        layout = state.layout
-        if layout.num_tokens > self.limit:
-            raise InputError(
-                f"tracer {self.conversation_id}, turn {turn.index}: the conversation would be "
-                f"{layout.num_tokens} tokens, beyond the {self.limit}-token limit of "
-                f"{self.loaded.name}; nothing is cut: the turn was not added (start a new "
-                "Tracer, or use a model with a longer context)")
+        # A turn certainly past the limit (by characters: as explain's early refusal) is not
+        # even rendered; nor is any turn after the first one past it.
+        state = None
+        if not self._past and chars // self._chars_per_token <= self.limit:
+            state = self._render_with(turn)
+            if state.layout.num_tokens > self.limit:
+                state = None
         # The cache is cropped to what the new rendering keeps when the model next runs
         # (_catch_up), so that adding never waits for a pass in progress.
         with self._state_lock:
             self._reader.append(turn)
             self._chars = chars
-            self._state = state
             self._conversation = None
             self.stats.turns = len(self.turns)
-            self.stats.tokens = layout.num_tokens
+            if state is None:
+                self._past = True
+                self.stats.past_turns += 1
+            else:
+                self._state = state
+                self.stats.tokens = state.layout.num_tokens
         if not self.background and self.pending_tokens >= max(self.pass_tokens, 1):
             self.flush()
 
@@ -315,7 +322,8 @@ class Tracer:
         """Crop the cache to what the current rendering keeps, then run the model over the
         rest. Holds the engine lock; reads the conversation as it is now."""
         with self._state_lock:
-            state, turns = self._state, list(self.turns)
+            # The model runs over the turns that fit only (those the rendering holds).
+            state, turns = self._state, list(self.turns)[: len(self._state.messages)]
         if state.layout is None:
             return
         keep = self._kept_prefix(state, turns)
@@ -515,7 +523,10 @@ class Tracer:
     def _answer(self, turn: int, start: int, end: int
                 ) -> tuple[dict[int, float], dict[int, list[ScoredSentence]]]:
         """The offline answer (:func:`~mtcabench.evaluate.attribution._engine.answer`) for
-        ``Turn.text[start:end]`` of turn ``turn`` from the stored rows."""
+        ``Turn.text[start:end]`` of turn ``turn`` from the stored rows (a turn past the limit:
+        as ``trace`` answers it, see :meth:`_past_lookup`)."""
+        if turn >= len(self._state.messages):
+            return self._past_lookup(turn, start, end)(TARGET)
         scores = self._sentence_scores(turn, start, end)
         if scores is None:
             return {}, {}
@@ -545,9 +556,38 @@ class Tracer:
             return key, 0, len(turns[key].text)
         return None
 
+    def _past_lookup(self, turn: int, start: int, end: int) -> Callable[[Hashable], tuple]:
+        """A node's answer for a text of a turn past the limit, computed as ``trace`` computes
+        it (:func:`model_shares`: in a context window when the text ends past the limit), with
+        every query Tokengeist may ask; one set of forward passes per text, memoised."""
+        key = (turn, start, end)
+        if key not in self._past_answers:
+            conversation = self.conversation
+            target = TargetSpan(turn=turn, start=start, end=end,
+                                text=conversation.turns[turn].text[start:end])
+            attributor = Attributor(self.loaded, self.scorer,
+                                    aggregate=self.settings.turn_aggregate,
+                                    seed=self.settings.seed)
+            with self._engine:  # the model is shared with the worker's passes
+                got = model_shares(attributor, conversation, {"online": target},
+                                   list(get_methods(["tokengeist"]).values()), self.settings)
+            self.stats.model_calls += attributor.forward_passes
+            if "online" in got.unfit:
+                raise got.unfit["online"].error(conversation, target)
+            shares, sentences = got.shares["online"], got.sentences["online"]
+
+            def lookup(node: Hashable) -> tuple:
+                found = shares(node)
+                return found, {p: got for p in found if (got := sentences(node, p))}
+
+            self._past_answers[key] = lookup
+        return self._past_answers[key]
+
     def _lookup(self, target: TargetSpan) -> Callable[[Hashable], tuple]:
         """A node's answer (the target under ``TARGET``, a turn by index, a part of one),
         memoised: one answer per node gives its shares and its evidence."""
+        if target.turn >= len(self._state.messages):
+            return self._past_lookup(target.turn, target.start, target.end)
         memo: dict[Hashable, tuple] = {}
 
         def lookup(key: Hashable) -> tuple:
@@ -579,7 +619,8 @@ class Tracer:
         method: str = DEFAULT_METHOD,
     ) -> ProvenanceGraph:
         """The provenance graph of a span (see :meth:`target`) by ``method`` (tokengeist,
-        flat, or any registered method), from the stored features: no forward pass."""
+        flat, or any registered method), from the stored features: no forward pass (a span
+        of a turn past the model's context: one set of passes, as ``trace``, memoised)."""
         target = self.target(turn, span)
         (m,) = get_methods([method]).values()
         if not m.uses_model:

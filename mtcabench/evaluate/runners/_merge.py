@@ -16,7 +16,7 @@ from mtcabench.io import check_outputs_are_not_inputs
 from mtcabench.model import SubmissionEntry, SubmissionHeader
 from mtcabench.results import RUN_KEY, read_submission, run_key, shard_of, write_submission
 
-_SUMMED = ("spans", "skipped", "conversations", "forward_passes", "wall_s")
+_SUMMED = ("spans", "skipped", "windowed", "conversations", "forward_passes", "wall_s")
 
 
 def _read(path: Path) -> tuple[SubmissionHeader | None, list[SubmissionEntry]]:
@@ -38,6 +38,7 @@ def merge_shards(shards: Iterable[str | Path], out: str | Path) -> int:
     spans: dict[str, Path] = {}
     merged: list[SubmissionEntry] = []
     notes_sum = {k: 0 for k in _SUMMED}
+    by_domain: dict[str, list[int]] = {}  # windowed_by_domain, summed like the counts
     for path, header, entries in read:
         if header is None:
             raise InputError(f"{path}: not a shard (it has no submission header)")
@@ -65,11 +66,17 @@ def merge_shards(shards: Iterable[str | Path], out: str | Path) -> int:
             merged.append(e)
         for key in _SUMMED:
             notes_sum[key] += header.notes.get(key, 0) or 0
+        for domain, (w, n) in (header.notes.get("windowed_by_domain") or {}).items():
+            row = by_domain.setdefault(domain, [0, 0])
+            row[0], row[1] = row[0] + w, row[1] + n
     missing = sorted(set(range(1, (count or 0) + 1)) - set(seen_shards))
     if missing:
         raise InputError(f"shards {missing} of {count} are missing; merge needs all of them")
-    notes = {k: v for k, v in first.notes.items() if k not in ("shard", *_SUMMED)}
+    notes = {k: v for k, v in first.notes.items()
+             if k not in ("shard", "windowed_by_domain", *_SUMMED)}
     notes.update(notes_sum)
+    if by_domain:
+        notes["windowed_by_domain"] = dict(sorted(by_domain.items()))
     notes["merged_shards"] = count
     header = first.model_copy(update={"notes": notes})
     merged.sort(key=lambda e: e.span_id)

@@ -175,6 +175,24 @@ class TraceReport:
     wall_s: float = 0.0
     notes: dict[str, Any] = field(default_factory=dict)
     skipped_by_method: dict[str, int] = field(default_factory=dict)
+    #: Spans past the model's context attributed in a window (model-based methods; the
+    #: context-length policy of mtcabench.evaluate.methods._conversation).
+    windowed: int = 0
+    windowed_by_method: dict[str, int] = field(default_factory=dict)
+    #: Per ``source/domain``: ``[spans in a context window, spans]`` (model-based methods).
+    windowed_by_domain: dict[str, list[int]] = field(default_factory=dict)
+
+
+def windowed_by_domain(plan: RunPlan, entries: list[dict]) -> dict[str, list[int]]:
+    """Per ``source/domain`` of the run's spans: ``[spans in a context window, spans]``."""
+    windowed = {e["span_id"] for e in entries if e.get("window")}
+    out: dict[str, list[int]] = {}
+    for cid, spans in plan.work:
+        conv = plan.bench.conversations[cid]
+        row = out.setdefault(f"{conv.source}/{conv.domain}", [0, 0])
+        row[0] += sum(s.id in windowed for s in spans)
+        row[1] += len(spans)
+    return dict(sorted(out.items()))
 
 
 def finish_run(plan: RunPlan, headers: Mapping[str, SubmissionHeader],
@@ -186,10 +204,16 @@ def finish_run(plan: RunPlan, headers: Mapping[str, SubmissionHeader],
         es = entries[name]
         uses_model = plan.methods[name].uses_model
         report.skipped_by_method[name] = sum(1 for e in es if e.get("skipped"))
+        report.windowed_by_method[name] = sum(1 for e in es if e.get("window"))
+        if uses_model:
+            report.windowed_by_domain = windowed_by_domain(plan, es)
         header = headers[name]
         header.notes.update({
             "spans": len(es),
             "skipped": report.skipped_by_method[name],
+            "windowed": report.windowed_by_method[name],
+            **({"windowed_by_domain": report.windowed_by_domain}
+               if uses_model and report.windowed_by_method[name] else {}),
             "conversations": report.conversations,
             "forward_passes": report.forward_passes if uses_model else 0,
             "wall_s": round(report.wall_s, 2),
@@ -199,4 +223,5 @@ def finish_run(plan: RunPlan, headers: Mapping[str, SubmissionHeader],
         partial_path(out).unlink(missing_ok=True)
     report.spans = sum(len(spans) for _, spans in plan.work)
     report.skipped = max(report.skipped_by_method.values(), default=0)
+    report.windowed = max(report.windowed_by_method.values(), default=0)
     return report
