@@ -83,6 +83,12 @@ def alpha() -> Any:
                         "at least alpha times the best edge out of the same node.")
 
 
+def match_values() -> Any:
+    return typer.Option(_SEARCH.match_values, "--match-values/--no-match-values",
+                        help="Where a queried value (the span's text, a call's argument) is "
+                        "found verbatim in earlier turns, choose its parents among those turns.")
+
+
 def max_tokens(beyond: str) -> Any:
     """``--max-tokens``; ``beyond`` says what happens to a span past the limit."""
     return typer.Option(_TRACE.max_tokens, "--max-tokens", help="Token limit (default: the "
@@ -109,8 +115,10 @@ def dtype() -> Any:
                         "float32, bfloat16, float16.")
 
 
-def search_settings(top_k: int, threshold: float, d_max: int, alpha: float) -> SearchSettings:
-    return SearchSettings(top_k=top_k, threshold=threshold, d_max=d_max, alpha=alpha)
+def search_settings(top_k: int, threshold: float, d_max: int, alpha: float,
+                    match_values: bool = _SEARCH.match_values) -> SearchSettings:
+    return SearchSettings(top_k=top_k, threshold=threshold, d_max=d_max, alpha=alpha,
+                          match_values=match_values)
 
 
 #: Where ``--help`` lists the generated options.

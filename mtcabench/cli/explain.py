@@ -50,6 +50,7 @@ def explain(
     threshold: float = ev.threshold(),
     d_max: int = ev.d_max(),
     alpha: float = ev.alpha(),
+    match_values: bool = ev.match_values(),
     max_tokens: int | None = ev.max_tokens(
         "a span past it is attributed in a context window of the conversation (earlier "
         "turns shortened)."),
@@ -72,7 +73,7 @@ def explain(
     from mtcabench.transcripts import read_transcript
 
     settings = TraceSettings(
-        search=ev.search_settings(top_k, threshold, d_max, alpha), max_tokens=max_tokens,
+        search=ev.search_settings(top_k, threshold, d_max, alpha, match_values), max_tokens=max_tokens,
         seed=seed, scorers=scorer_settings or {}, verify_edges=verify_edges)
     conv = read_transcript(file, conversation, format)
     targets = resolve_targets(conv, turn=turn, span=span, start=start, end=end, values=values)

@@ -29,6 +29,9 @@ class SearchSettings:
     threshold: float = 0.05
     d_max: int = 6
     alpha: float = 0.5
+    #: Choose a queried value's parents among the earlier turns that hold it (the target
+    #: span's text, a call's argument; docs/evaluate.md, "Values decide among candidates").
+    match_values: bool = True
 
     def __post_init__(self):
         if self.top_k < 1:

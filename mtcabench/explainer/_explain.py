@@ -77,6 +77,7 @@ class Explanation:
         s = self.settings.search
         shared: dict[str, Any] = {"top_k": s.top_k, "threshold": s.threshold,
                                   "d_max": s.d_max, "alpha": s.alpha,
+                                  "match_values": s.match_values,
                                   "turn_aggregate": self.settings.turn_aggregate,
                                   **self.model_parameters}
         return ExplanationRecord(

@@ -63,9 +63,9 @@ def replay(method: str, conversation: Conversation, span: BenchmarkSpan, tables:
         return None
     shares = tables.shares_fn(span.id)
     if method == "tokengeist":
-        return tokengeist(conversation, span.span.turn, shares, search)
+        return tokengeist(conversation, span.span.turn, shares, search, span.span.text)
     if method == "flat":
-        return flat(span.span.turn, shares, search)
+        return flat(span.span.turn, shares, search, conversation, span.span.text)
     raise ValueError(f"no replay for method {method!r}")
 
 

@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from mtcabench.evaluate import TARGET, SearchSettings, flat, tokengeist
-from mtcabench.evaluate.methods._tokengeist import Part, call_parts, node_keys, select_parents
+from mtcabench.evaluate.methods._tokengeist import (
+    Part,
+    ValueIndex,
+    argument_values,
+    call_parts,
+    node_keys,
+    select_parents,
+)
 from mtcabench.graph import check_graph
 from mtcabench.model import Conversation, EdgeKind
 
@@ -233,3 +240,63 @@ def test_a_user_s_call_is_a_leaf_its_result_s_edge_going_to_the_user_turn():
     assert table.calls == [TARGET, a1]  # never a part of the user's call
     assert not any(e.child == 2 for e in graph.edges)  # the user turn is a leaf
     assert check_graph(graph, PHONE) == []
+
+
+# --------------------------------------------------------------- values decide among candidates
+
+def test_a_call_argument_s_parents_are_chosen_among_the_turns_holding_its_value():
+    order, fields = call_parts(SAID_AND_CALLED.turns[2], 0)
+    # The policy (0) outscores the user who typed "ORD-1" (1), as attention to a long system
+    # prompt often does; only turn 1 holds the value, so only turn 1 is a candidate.
+    table = {TARGET: {3: 0.9}, order: {0: 0.6, 1: 0.3}}
+    graph = tokengeist(SAID_AND_CALLED, 5, Table(table), NO_PRUNE)
+    assert (2, 1) in pairs(graph) and (2, 0) not in pairs(graph)
+    off = tokengeist(SAID_AND_CALLED, 5, Table(table),
+                     SearchSettings(top_k=3, threshold=0.05, d_max=6, alpha=0.0,
+                                    match_values=False))
+    assert {(2, 0), (2, 1)} <= pairs(off)  # the switch restores attention alone
+
+
+def test_the_target_s_parents_are_chosen_among_the_turns_holding_its_text():
+    # "1Z9" is in the tracking result (3) only; the assistant's call turn (2) scores higher.
+    table = Table({TARGET: {2: 0.5, 3: 0.3, 0: 0.2}})
+    graph = tokengeist(SAID_AND_CALLED, 5, table, NO_PRUNE, target_text="1Z9")
+    assert {p for c, p in pairs(graph, EdgeKind.CONTENT) if c == 5} == {3}
+    assert {p for c, p in flat(5, table, NO_PRUNE, SAID_AND_CALLED, "1z9").pairs()} == {3}
+    # Without the conversation flat cannot match, and takes every candidate.
+    assert {p for c, p in flat(5, table, NO_PRUNE).pairs()} == {0, 2, 3}
+
+
+def test_the_model_decides_alone_when_no_holder_is_a_candidate():
+    # The holder (3) scores under the threshold: a value that matches by chance, or one the
+    # agent composed; the shares decide as without the rule.
+    table = Table({TARGET: {2: 0.6, 0: 0.3, 3: 0.01}})
+    graph = tokengeist(SAID_AND_CALLED, 5, table, NO_PRUNE, target_text="1Z9")
+    assert {p for c, p in pairs(graph, EdgeKind.CONTENT) if c == 5} == {2, 0}
+    # No turn holds the text, or it is too short to say anything: the same.
+    for text in ("never said", "1Z"):
+        graph = tokengeist(SAID_AND_CALLED, 5, Table({TARGET: {2: 0.6, 3: 0.3}}), NO_PRUNE,
+                           target_text=text)
+        assert {p for c, p in pairs(graph, EdgeKind.CONTENT) if c == 5} == {2, 3}
+
+
+def test_values_match_whatever_their_case_and_spacing():
+    index = ValueIndex(SAID_AND_CALLED, 5)
+    assert index.holders(["ord-1"], 5) == {1, 2}  # the user's text and the call's argument
+    assert index.holders(["ord-1"], 2) == {1}  # only turns before the query's own
+    assert index.holders(["Tracking\n 1z9"], 6) == set()  # turn 5 is not before 5
+    assert ValueIndex(SAID_AND_CALLED, 6).holders(["Tracking\n 1z9"], 6) == {5}
+
+
+def test_argument_values_are_scalars_or_lists_of_them():
+    turn = SAID_AND_CALLED.turns[2]
+    (order, fields), (weather,) = call_parts(turn, 0), call_parts(turn, 1)
+    assert argument_values(SAID_AND_CALLED, order) == ["ORD-1"]
+    assert argument_values(SAID_AND_CALLED, fields) == ["tracking", "eta"]
+    assert argument_values(SAID_AND_CALLED, weather) == []  # no arguments: the call line
+    assert argument_values(SAID_AND_CALLED, Part(2, 0, len(turn.content))) == []  # its text
+    nested = Conversation.model_validate({"id": "hand/n", "source": "hand", "domain": "test",
+        "turns": [{"index": 0, "role": "assistant", "tool_calls": [
+            {"id": "c", "name": "f", "arguments": {"a": {"b": 1}, "ok": True, "n": 42}}]}]})
+    a, ok, n = call_parts(nested.turns[0], 0)
+    assert [argument_values(nested, p) for p in (a, ok, n)] == [[], [], ["42"]]

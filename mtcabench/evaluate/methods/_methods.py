@@ -114,11 +114,12 @@ class Tokengeist(Method):
         return query_nodes(conversation, last_turn)
 
     def graph(self, conversation, span, shares, search):
-        return tokengeist(conversation, span.turn, shares, search)
+        return tokengeist(conversation, span.turn, shares, search, span.text)
 
     def parameters(self, settings):
         s = settings.search
-        return {"top_k": s.top_k, "threshold": s.threshold, "d_max": s.d_max, "alpha": s.alpha}
+        return {"top_k": s.top_k, "threshold": s.threshold, "d_max": s.d_max, "alpha": s.alpha,
+                "match_values": s.match_values}
 
 
 @register_method
@@ -128,8 +129,9 @@ class Flat(Method):
     name = "flat"
 
     def graph(self, conversation, span, shares, search):
-        return flat(span.turn, shares, search)
+        return flat(span.turn, shares, search, conversation, span.text)
 
     def parameters(self, settings):
         s = settings.search
-        return {"top_k": s.top_k, "threshold": s.threshold, "alpha": s.alpha}
+        return {"top_k": s.top_k, "threshold": s.threshold, "alpha": s.alpha,
+                "match_values": s.match_values}

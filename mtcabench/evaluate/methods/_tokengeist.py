@@ -26,14 +26,27 @@ what the tool returned depends on the call's arguments, not on the sentence said
 later text drew on it is asked about every part; its edges are the union of its parts'
 selections, an edge found by two parts keeping the better score.
 
-Flat: the target's own scores once, edges from the target to the selected turns, same pruning.
+Values decide among candidates (``match_values``, on by default). A value comes from a turn
+that holds it: when the text a query asks about (the target span, or one argument value of a
+call) appears verbatim in earlier turns (case and spacing aside, at least
+:data:`MIN_VALUE_CHARS` characters), the parents of that query are chosen among those turns,
+by their shares as before. Attention alone spreads a call's argument over every turn that
+talks about the same entity (the assistant's "let me look up your order", the earlier lookups,
+the policy), and the graph grows two to three times too big on agents other than the one the
+defaults were tuned on (docs/evaluate.md, "Domains and agents"). The model still decides
+which holder (the user who typed an id, or the tool result that listed it), and it decides
+alone when no turn holds the value, or when no holder scores at least the threshold (a value
+the agent composed, or one a short string matches by chance).
+
+Flat: the target's own scores once, edges from the target to the selected turns, same pruning
+and the same value rule for the target.
 """
 
 from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import NamedTuple
 
 from mtcabench.evaluate._settings import SearchSettings
@@ -107,6 +120,58 @@ def query_nodes(conversation: Conversation, last_turn: int) -> list[Hashable]:
             if t.role is Role.ASSISTANT and t.text for k in node_keys(conversation, t.index)]
 
 
+#: The shortest value matched against earlier turns (see the module docstring): shorter
+#: strings ("no", "2") occur everywhere and say nothing about where a value came from.
+MIN_VALUE_CHARS = 3
+
+
+def normalised(text: str) -> str:
+    """``text`` as values are matched: case folded, runs of white space as one space."""
+    return " ".join(text.casefold().split())
+
+
+def argument_values(conversation: Conversation, part: Part) -> list[str]:
+    """The values a call-argument query asks about: the argument's string or number, or each
+    one of a list of them; none for a turn's text, a call without arguments or a nested
+    object (the model alone decides those)."""
+    turn = conversation.turns[part.turn]
+    if not turn.tool_calls or part.start < (len(turn.content) + 1 if turn.content else 0):
+        return []  # the turn's own text, not a call
+    try:
+        value = json.loads(turn.text[part.start:part.end])
+    except ValueError:
+        return []  # a call without arguments: the whole call line
+    items = value if isinstance(value, list) else [value]
+    if not all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in items):
+        return []
+    return [str(v) for v in items]
+
+
+class ValueIndex:
+    """The turns of a conversation as values are matched (normalised once per search)."""
+
+    def __init__(self, conversation: Conversation, until: int):
+        self._texts = [normalised(t.text) for t in conversation.turns[:until]]
+
+    def holders(self, values: Sequence[str], before: int) -> set[int]:
+        """The turns before ``before`` whose text holds one of ``values``."""
+        wanted = [v for v in map(normalised, values) if len(v) >= MIN_VALUE_CHARS]
+        return {t for t, text in enumerate(self._texts[:before])
+                if any(v in text for v in wanted)}
+
+
+def among_holders(shares: dict[int, float], holders: set[int],
+                  settings: SearchSettings) -> dict[int, float]:
+    """``shares`` cut to the turns holding the queried value, when one of them is a candidate
+    (a share of at least the threshold); all of them otherwise (the model decides alone)."""
+    if not settings.match_values or not holders:
+        return shares
+    held = {t: s for t, s in shares.items() if t in holders}
+    if any(s > 0 and s >= settings.threshold for s in held.values()):
+        return held
+    return shares
+
+
 def select_parents(shares: dict[int, float], before: int, settings: SearchSettings) -> list[tuple[int, float]]:
     """The top-k turns before ``before`` with a share of at least the threshold, best first.
 
@@ -119,10 +184,13 @@ def select_parents(shares: dict[int, float], before: int, settings: SearchSettin
 
 
 def tokengeist(
-    conversation: Conversation, target_turn: int, shares: SharesFn, settings: SearchSettings
+    conversation: Conversation, target_turn: int, shares: SharesFn, settings: SearchSettings,
+    target_text: str = "",
 ) -> ProvenanceGraph:
-    """Tokengeist's provenance graph of a target span in ``target_turn`` (pruned)."""
+    """Tokengeist's provenance graph of a target span in ``target_turn`` (pruned);
+    ``target_text`` is the span's text, the value its parents are matched on."""
     turns = conversation.turns
+    values = ValueIndex(conversation, target_turn)
     edges: dict[tuple[int, int], Edge] = {}
     nodes = {target_turn}
     queued: set[Hashable] = {TARGET}
@@ -131,7 +199,10 @@ def tokengeist(
         key, turn, depth = queue.popleft()
         if depth >= settings.d_max:
             continue  # stop: depth limit reached, the node stays a leaf
-        for parent, score in select_parents(shares(key), turn, settings):
+        asked = [target_text] if key == TARGET else (
+            argument_values(conversation, key) if isinstance(key, Part) else [])
+        candidates = among_holders(shares(key), values.holders(asked, turn), settings)
+        for parent, score in select_parents(candidates, turn, settings):
             have = edges.get((turn, parent))
             if have is None or have.score < score:  # two parts of one turn: the better score
                 edges[(turn, parent)] = Edge(child=turn, parent=parent, score=score)
@@ -157,9 +228,15 @@ def tokengeist(
     return prune_relative(graph, settings.alpha)
 
 
-def flat(target_turn: int, shares: SharesFn, settings: SearchSettings) -> ProvenanceGraph:
-    """The flat baseline: the target linked directly to its selected turns (pruned)."""
-    selected = select_parents(shares(TARGET), target_turn, settings)
+def flat(target_turn: int, shares: SharesFn, settings: SearchSettings,
+         conversation: Conversation | None = None, target_text: str = "") -> ProvenanceGraph:
+    """The flat baseline: the target linked directly to its selected turns (pruned), matched
+    on ``target_text`` in ``conversation`` as Tokengeist's target is."""
+    candidates = shares(TARGET)
+    if conversation is not None:
+        holders = ValueIndex(conversation, target_turn).holders([target_text], target_turn)
+        candidates = among_holders(candidates, holders, settings)
+    selected = select_parents(candidates, target_turn, settings)
     edges = [Edge(child=target_turn, parent=p, score=s) for p, s in selected]
     graph = ProvenanceGraph(
         target=target_turn, nodes=sorted({target_turn, *(p for p, _ in selected)}), edges=edges
