@@ -21,7 +21,7 @@ from tests.support.paths import (
     tau2_folder,
     taubench_airline_path,
 )
-from tests.support.parallel import default_workers, group_shared_work, one_thread_per_worker
+from tests.support import parallel
 from tests.support.sample_benchmark import build_sample_benchmark
 from tests.support.tiny_models import TinyModels
 
@@ -52,11 +52,31 @@ def pytest_addoption(parser):
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads -n and --dist
 def pytest_cmdline_main(config):
-    default_workers(config)
+    parallel.default_workers(config)
 
 
 def pytest_configure(config):
-    one_thread_per_worker(config)
+    parallel.one_thread_per_worker(config)
+
+
+def pytest_unconfigure(config):
+    parallel.drop_groups_folder(config)
+
+
+# xdist's hooks (optional: they exist only where pytest-xdist is installed and on)
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    parallel.hand_groups_folder(node)
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)  # before xdist's own (the first answer wins)
+def pytest_xdist_make_scheduler(config, log):
+    return parallel.make_scheduler(config, log)
+
+
+@pytest.hookimpl(tryfirst=True)  # written before the worker tells the controller it collected
+def pytest_collection_finish(session):
+    parallel.write_groups(session)
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's worker turns the groups into node ids
@@ -70,7 +90,7 @@ def pytest_collection_modifyitems(config, items):
         config.hook.pytest_deselected(items=slow)
         left_out = set(map(id, slow))
         items[:] = [i for i in items if id(i) not in left_out]
-    group_shared_work(config, items)
+    parallel.group_shared_work(config, items)
 
 
 def _invoke(*args) -> None:
