@@ -10,10 +10,11 @@
   :data:`SHARED_SESSION_FIXTURES`, and tests that carry the same ``xdist_group`` mark
   (the docs blocks of one file, which run in order in one sandbox). Everything else is
   handed out test by test.
-* :class:`GroupScheduling`: hands those groups out. xdist's own loadgroup scheduler reads a
-  group from the test's id, which xdist 3.8 writes into an attribute pytest 9 no longer reads
-  (``Item._nodeid``), so every test there goes out alone: here each worker writes its groups
-  to a file (:func:`write_groups`) that the controller reads before it schedules.
+* :func:`make_scheduler` (``GroupScheduling``): hands those groups out. xdist's own
+  loadgroup scheduler reads a group from the test's id, which xdist 3.8 writes into an
+  attribute pytest 9 no longer reads (``Item._nodeid``), so every test there goes out alone:
+  here each worker writes its groups to a file (:func:`write_groups`) that the controller
+  reads before it schedules.
 * :func:`one_thread_per_worker`: each worker's torch (and the commands it starts) on one
   thread: two workers of two threads each on two cores oversubscribe them.
 """
