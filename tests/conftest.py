@@ -21,6 +21,7 @@ from tests.support.paths import (
     tau2_folder,
     taubench_airline_path,
 )
+from tests.support import parallel
 from tests.support.sample_benchmark import build_sample_benchmark
 from tests.support.tiny_models import TinyModels
 
@@ -49,17 +50,47 @@ def pytest_addoption(parser):
                      + ", ".join(SLOW_MARKERS) + " (CI runs everything)")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads -n and --dist
+def pytest_cmdline_main(config):
+    parallel.default_workers(config)
+
+
+def pytest_configure(config):
+    parallel.one_thread_per_worker(config)
+
+
+def pytest_unconfigure(config):
+    parallel.drop_groups_folder(config)
+
+
+# xdist's hooks (optional: they exist only where pytest-xdist is installed and on)
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    parallel.hand_groups_folder(node)
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)  # before xdist's own (the first answer wins)
+def pytest_xdist_make_scheduler(config, log):
+    return parallel.make_scheduler(config, log)
+
+
+@pytest.hookimpl(tryfirst=True)  # written before the worker tells the controller it collected
+def pytest_collection_finish(session):
+    parallel.write_groups(session)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker turns the groups into node ids
 def pytest_collection_modifyitems(config, items):
     for item in items:
         for marker in {MARKED_BY_FIXTURE[f] for f in item.fixturenames if f in MARKED_BY_FIXTURE}:
             item.add_marker(marker)
-    if not config.getoption("--fast"):
-        return
-    slow = [i for i in items if any(i.get_closest_marker(m) for m in SLOW_MARKERS)]
+    slow = [i for i in items if any(i.get_closest_marker(m) for m in SLOW_MARKERS)
+            ] if config.getoption("--fast") else []
     if slow:
         config.hook.pytest_deselected(items=slow)
         left_out = set(map(id, slow))
         items[:] = [i for i in items if id(i) not in left_out]
+    parallel.group_shared_work(config, items)
 
 
 def _invoke(*args) -> None:

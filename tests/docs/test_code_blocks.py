@@ -76,6 +76,10 @@ ALL = [b for f in FILES for b in blocks(f)]
 
 def _param(b: Block):
     marks = [pytest.mark.model] if b.marker == "model" else []
+    if b.lang != "json" and not b.marker.startswith("not run"):
+        # A file's blocks run in order in one sandbox: on one xdist worker, else a block on
+        # another would run every earlier block again (tests/support/parallel.py).
+        marks.append(pytest.mark.xdist_group(f"docs:{b.file.name}"))
     return pytest.param(b, id=b.id, marks=marks)
 
 

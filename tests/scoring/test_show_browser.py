@@ -3,6 +3,7 @@ library, and the HTML page draws every edge (headless Debian Chromium, Playwrigh
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -22,16 +23,21 @@ MERMAID_DIR = Path(os.environ.get("MTCABENCH_MERMAID_DIR",
 def mermaid_js() -> Path:
     """mermaid.min.js from npm (installed once into a cache folder); fails if it cannot be."""
     js = MERMAID_DIR / "node_modules" / "mermaid" / "dist" / "mermaid.min.js"
-    if not js.is_file():
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.fail("npm is needed to install mermaid for this test (apt-get install npm)")
-        MERMAID_DIR.mkdir(parents=True, exist_ok=True)
-        proc = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix",
-                               str(MERMAID_DIR), "mermaid@11"], capture_output=True, text=True,
-                              timeout=300, check=False)
-        if proc.returncode != 0 or not js.is_file():
-            pytest.fail(f"npm install mermaid@11 failed: {proc.stderr[-2000:]}")
+    if js.is_file():
+        return js
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.fail("npm is needed to install mermaid for this test (apt-get install npm)")
+    MERMAID_DIR.mkdir(parents=True, exist_ok=True)
+    # One install at a time into the shared cache (another test run, or worker, may be at it).
+    with (MERMAID_DIR / ".install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not js.is_file():
+            proc = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix",
+                                   str(MERMAID_DIR), "mermaid@11"], capture_output=True,
+                                  text=True, timeout=300, check=False)
+            if proc.returncode != 0 or not js.is_file():
+                pytest.fail(f"npm install mermaid@11 failed: {proc.stderr[-2000:]}")
     return js
 
 
