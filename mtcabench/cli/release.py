@@ -38,6 +38,10 @@ def build(
         "domain."),
     cap_seed: int = typer.Option(0, "--cap-seed", help="Seed of the draw of "
                                  "--max-spans-per-conversation."),
+    count_context: bool = typer.Option(
+        False, "--count-context", help="Count on the card, per domain, the spans past the "
+        "default model's context (trace attributes them in a context window). Needs the "
+        "evaluator's extra and the model's files (`mtcabench trace` converts them once)."),
 ) -> None:
     """Validate every accepted span and write OUT/VERSION; refuse the whole release on any failure."""
     from mtcabench.release import build_release
@@ -45,7 +49,7 @@ def build(
     built = build_release(version, reviewed, conversations, out=out, candidates=candidates,
                           force=force, scores=scores, split_by_task=split_by_task,
                           max_spans_per_conversation=max_spans, cap_seed=cap_seed,
-                          context=_context_count())
+                          context=_context_count() if count_context else None)
     st, rv = built.manifest.statistics, built.manifest.review
     err_console.print(
         f"release {shown(version)}: {st['spans']} spans in {st['conversations']} conversations -> "
@@ -123,11 +127,16 @@ def register(app: typer.Typer) -> None:
 
 
 def _context_count():
-    """The card's count of spans past the default model's context: the evaluator's counter
-    when its tokenizer loads here (the eval extra and the model's files), else why not (the
-    card says it was not computed)."""
+    """The card's count of spans past the default model's context (``--count-context``): the
+    evaluator's counter. Asked for, not guessed: a release's files are the same on every
+    machine that builds it from the same inputs, whatever is installed there, and a count that
+    cannot be made here is an error naming why, before anything is written."""
     try:
         from mtcabench.evaluate import default_context_reach
-    except ImportError as exc:  # noqa: BLE001 - a base install: say so on the card
-        return f"the evaluator could not be imported ({exc})"
-    return default_context_reach()
+    except ImportError as exc:
+        raise InputError(f"--count-context needs the evaluator ({exc}): pip install "
+                         "'mtcabench[eval]'") from None
+    count = default_context_reach()
+    if isinstance(count, str):
+        raise InputError(f"--count-context: {count}")
+    return count

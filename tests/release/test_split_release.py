@@ -95,22 +95,36 @@ def test_split_by_task_gives_splits_and_a_config_per_domain(two_domains):
     assert "| retail | `sample` |" in card  # spans by domain x agent x type
 
 
-def test_the_card_counts_spans_past_the_context_or_says_why_not(two_domains, monkeypatch,
-                                                                 tmp_path):
-    folder = build(two_domains, "2.0.0", "--split-by-task")
+def test_the_card_counts_spans_past_the_context_when_asked(two_domains, loaded):
+    # `loaded`: the default model's files are on this machine (its tokenizer counts).
+    folder = build(two_domains, "2.0.0", "--split-by-task", "--count-context")
     ctx = json.loads((folder / "release.json").read_text())["statistics"]["context"]
     card = (folder / "README.md").read_text(encoding="utf-8")
     assert "### Spans past the model's context" in card
-    if ctx["computed"]:  # the evaluator and the default model's files are here
-        # The sample is short: no span passes 8,192 tokens.
-        assert ctx["by_domain"] == {"taubench/airline": {"spans": 7, "past": 0},
-                                    "taubench/retail": {"spans": 7, "past": 0}}
-        assert "| taubench/retail | 7 | 0 | 0.0% |" in card
-    # Without the model's files the card says it was not counted, and why.
+    # The sample is short: no span passes 8,192 tokens.
+    assert ctx["computed"] and ctx["limit"] == 8192
+    assert ctx["by_domain"] == {"taubench/airline": {"spans": 7, "past": 0},
+                                "taubench/retail": {"spans": 7, "past": 0}}
+    assert "| taubench/retail | 7 | 0 | 0.0% |" in card
+
+
+def test_the_context_is_counted_only_when_asked_and_refused_when_it_cannot_be(
+        two_domains, monkeypatch, tmp_path):
+    # Not asked: no count and no section, whatever is installed here (the same files on every
+    # machine that builds this release).
+    folder = build(two_domains, "2.0.0", "--split-by-task")
+    assert "context" not in json.loads((folder / "release.json").read_text())["statistics"]
+    assert "Spans past the model's context" not in (folder / "README.md").read_text()
+    # Asked where the model's files are not: one line saying why, and nothing written.
     monkeypatch.setenv("MTCABENCH_MODEL_CACHE", str(tmp_path / "no-models"))
-    folder = build({**two_domains, "out": tmp_path / "bare"}, "2.0.0", "--split-by-task")
-    card = (folder / "README.md").read_text(encoding="utf-8")
-    assert "Not computed for this release: the default model's files are not on this" in card
+    out = tmp_path / "bare"
+    res = runner.invoke(app, ["release", "build", "--version", "2.0.0", "--reviewed",
+                              str(two_domains["reviewed"]), "--conversations",
+                              str(two_domains["conversations"]), "--out", str(out),
+                              "--split-by-task", "--count-context"])
+    assert res.exit_code == 3, res.output
+    assert "--count-context: the default model's files are not on this machine" in res.output
+    assert not (out / "2.0.0").exists()
 
 
 def test_without_the_option_a_release_keeps_one_split(two_domains):
