@@ -218,13 +218,17 @@ def curve_rows(results: Sequence[StudyResult], method: str = "tokengeist") -> di
         int, tuple[dict[str, Figure], Cost | None, int, int]]:
     """Dev curve: per K (0: average attention), its figures against average attention, cost,
     conversations and spans."""
-    ref_units = select(results, "dev", "avg-attention", "default", (0,))
+    curve = {k: select(results, "dev", "ablation", f"K={k}", (0,)) for k in plan.CURVE_K}
+    # Average attention's dev units are shared with other studies (the domains study's sit in
+    # the same folder): the reference is read on the curve's own conversations only.
+    sample = {r.conversation_id for units in curve.values() for r in units}
+    ref_units = [r for r in select(results, "dev", "avg-attention", "default", (0,))
+                 if not sample or r.conversation_id in sample]
     if not ref_units:
         return {}
     ref = spans_of(ref_units, "default", method)
     out = {0: _row(ref, None, ref_units, method)}
-    for k in plan.CURVE_K:
-        units = select(results, "dev", "ablation", f"K={k}", (0,))
+    for k, units in curve.items():
         if units:
             out[k] = _row(spans_of(units, "default", method), ref, units, method)
     return out

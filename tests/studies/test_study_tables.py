@@ -201,3 +201,19 @@ def test_the_curve_block_links_its_figure(results, tmp_path):
                  log=lambda _: None)
     assert "](figures/curve.svg)" in docs.read_text()
     assert ET.parse(docs.parent / "figures" / "curve.svg").getroot().tag.endswith("svg")
+
+
+def test_the_curve_reads_average_attention_on_its_own_conversations_only(results):
+    # Another study's average-attention unit in the same folder (the domains study shares it):
+    # a dev conversation the curve's ablation units do not cover.
+    from mtcabench.studies._studies import curve_rows
+
+    store = ResultStore(results / "units")
+    stored = [r for _, r in store.results()]
+    ablation = {r.conversation_id for r in stored if r.scorer == "ablation" and r.split == "dev"}
+    ref = [r for r in stored if (r.split, r.scorer, r.setting) == ("dev", "avg-attention",
+                                                                    "default")]
+    extra = ref[0].model_copy(update={"conversation_id": "other/study/conversation"})
+    rows = curve_rows([*stored, extra])
+    assert rows[0][2] == len(ablation)  # the reference's conversations: the curve's
+    assert rows == curve_rows(stored)
