@@ -310,8 +310,10 @@ def curve_figure(rows: dict, path: Path) -> Path:
 def comparison_table(results: Sequence[StudyResult], k: int | None) -> str:
     """Test split: Tokengeist over ablation at the chosen K (its seeds averaged, and each
     seed) against Tokengeist over average attention, default search settings."""
-    ref_units = select(results, "test", "avg-attention", "default", (0,))
     units = select(results, "test", "ablation", f"K={k}") if k else []
+    sample = {u.conversation_id for u in units}  # average attention's units are shared
+    ref_units = [r for r in select(results, "test", "avg-attention", "default", (0,))
+                 if r.conversation_id in sample]
     if not ref_units or not units:
         return ""
     ref = spans_of(ref_units, "default", "tokengeist")
