@@ -241,7 +241,7 @@ def replay_conversation(conv, spans, data, variant, search) -> dict[str, tuple]:
                 return table.get(k.turn, ({}, None))
             return table.get(k, ({}, None))
 
-        graph = tokengeist(conv, s.span.turn, lambda k: lookup(k)[0], search)
+        graph = tokengeist(conv, s.span.turn, lambda k: lookup(k)[0], search, s.span.text)
         evidence = {}
         for e in graph.edges:
             if e.kind is not EdgeKind.CONTENT:
