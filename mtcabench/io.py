@@ -440,7 +440,7 @@ class RecordAppender:
     def __init__(self, path: str | Path):
         self.path = check_output_path(path)
         try:
-            _truncate_partial_last_line(self.path)
+            cut_torn_tail(self.path)
             self._fh = self.path.open("a", encoding="utf-8")
             self._scrub = scrubber()
         except OSError as exc:
@@ -468,7 +468,12 @@ class RecordAppender:
         self.close()
 
 
-def _truncate_partial_last_line(path: Path) -> None:
+def cut_torn_tail(path: Path) -> None:
+    """Cut a last line without its newline (a record a crash cut off) before appending.
+
+    Appending after it would glue the next record onto the torn one and turn a line that
+    readers skip into one they refuse.
+    """
     if not path.exists() or path.stat().st_size == 0:
         return
     with path.open("rb+") as fh:

@@ -13,7 +13,7 @@ from pathlib import Path
 from mtcabench.benchmark import Benchmark
 from mtcabench.errors import InputError
 from mtcabench.evaluate import TARGET, Attributor, Part, Tokengeist, TraceSettings, model_shares
-from mtcabench.io import iter_json_lines
+from mtcabench.io import cut_torn_tail, iter_json_lines
 from mtcabench.model import BenchmarkSpan, Conversation
 
 AGGREGATES = ("max", "sum")
@@ -217,6 +217,7 @@ def all_shares(bench: Benchmark, work: dict[str, list[BenchmarkSpan]], cache_pat
         cost["load_s"] = time.perf_counter() - t0
     passes = attributor.forward_passes
     cache_path.parent.mkdir(parents=True, exist_ok=True)
+    cut_torn_tail(cache_path)  # a crash's torn line: the next record starts a line of its own
     with cache_path.open("a", encoding="utf-8") as fh:
         t0 = time.perf_counter()
         for n, (cid, sig) in enumerate(todo, 1):

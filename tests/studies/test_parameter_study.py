@@ -60,6 +60,13 @@ def test_replayed_search_gives_traces_graphs(study, loaded, sample_benchmark, tm
         for agg in study.AGGREGATES:
             assert again[cid][agg] == shares[cid][agg]
     assert shares[next(iter(work))]["max"] != shares[next(iter(work))]["sum"]
+    # A crash mid-line: the torn tail is cut before the next record goes in (appended after
+    # it, the two would make one line the reader refuses).
+    lines = cache.read_bytes().splitlines(keepends=True)
+    cache.write_bytes(b"".join(lines[:-1]) + lines[-1][:40])
+    _, cost = study.all_shares(bench, work, cache, "smollm2-135m-instruct", "avg-attention",
+                               attributor=attributor)
+    assert cost["computed"] == 1 and len(study.load_cache(cache)) == 3
 
     points = [study.default_point(), study.Point(2, 0.1, 0.25, 2, "sum")]
     for p in points:
