@@ -8,14 +8,13 @@ import pytest
 
 from mtcabench.annotate.lineage import (
     LineageConfig,
-    LineageSummary,
     classify,
     find_value,
     make_value,
-    propose_lineage,
 )
-from mtcabench.graph import check_graph
 from mtcabench.model import Conversation, Role, ToolCall, Turn
+
+from tests.support.lineage_checks import propose_checked, span_texts
 
 
 def build(*specs, cid="t/1") -> Conversation:
@@ -37,20 +36,6 @@ def build(*specs, cid="t/1") -> Conversation:
     return Conversation(id=cid, source="test", domain="airline", turns=turns)
 
 
-def run(conv, config=None):
-    summary = LineageSummary()
-    cands = list(propose_lineage([conv], config, summary=summary))
-    for c in cands:
-        assert check_graph(c.graph, conv, c.span, record=c.id) == []
-        for e in c.graph.edges:
-            assert conv.turns[e.parent].text[e.evidence.start:e.evidence.end] == e.evidence.quote
-    return cands, summary
-
-
-def spans(cands):
-    return [(c.span.turn, c.span.text) for c in cands]
-
-
 def edges(cand):
     return {(e.child, e.parent, e.kind.value[0]) for e in cand.graph.edges}
 
@@ -65,7 +50,7 @@ LOOKUP = [
 
 def test_no_assistant_text_is_counted_not_an_error():
     conv = build(*LOOKUP)
-    cands, summary = run(conv)
+    cands, summary = propose_checked(conv)
     assert cands == []
     assert summary.conversations_without_assistant_text == 1 and summary.conversations == 1
 
@@ -77,9 +62,9 @@ def test_non_json_tool_result_contributes_its_typed_tokens():
                  ("call", [("c3", "transfer", {"summary": "user asks to move to HAT555"})]),
                  ("tool", "c3", "Transfer successful"),
                  ("a", "Flight HAT291 may have seats; HAT290 is full; HAT555 is not."))
-    cands, summary = run(conv)
+    cands, summary = propose_checked(conv)
     # HAT555 is only in the agent's own call line: no turn introduced it (no-source).
-    assert spans(cands) == [(8, "HAT291"), (8, "HAT290")]
+    assert span_texts(cands) == [(8, "HAT291"), (8, "HAT290")]
     assert edges(cands[0]) == {(8, 5, "c"), (5, 4, "s")}  # "book" took HAT290 from nowhere
     # HAT290 is in 5 only because 4 passed it (an echo), the one turn that holds it
     assert edges(cands[1]) == {(8, 5, "c"), (5, 4, "s")}
@@ -91,7 +76,7 @@ def test_non_json_tool_result_contributes_its_typed_tokens():
 def test_empty_tool_result_is_counted():
     conv = build(*LOOKUP, ("call", [("c2", "think", {"thought": "X9Y8Z7 is the one"})]),
                  ("tool", "c2", ""), ("a", "It is X9Y8Z7."))
-    cands, summary = run(conv)
+    cands, summary = propose_checked(conv)
     assert summary.tool_results_empty == 1
     # think's result says nothing: the answer's value comes from the lookup.
     assert edges(cands[0]) == {(6, 3, "c"), (3, 2, "s"), (2, 1, "c")}
@@ -102,33 +87,33 @@ def test_empty_tool_result_is_counted():
 def test_odd_tool_results_never_crash(result):
     conv = build(("u", "Flight HAT777?"), ("call", [("c1", "f", {"flight": "HAT777"})]),
                  ("tool", "c1", result), ("a", "HAT777 it is."))
-    cands, summary = run(conv)
-    assert spans(cands) == [(3, "HAT777")] and summary.tool_results == 1
+    cands, summary = propose_checked(conv)
+    assert span_texts(cands) == [(3, "HAT777")] and summary.tool_results == 1
 
 
 def test_frequent_value_skipped_by_stated_threshold():
     turns = [("u", f"Is X9Y8Z7 ok? ({i})") for i in range(4)] + [("a", "X9Y8Z7 is fine.")]
     conv = build(*turns)
-    cands, summary = run(conv, LineageConfig(max_value_turns=3))
+    cands, summary = propose_checked(conv, LineageConfig(max_value_turns=3))
     assert cands == [] and summary.skipped["frequent-value"] == 1
-    cands, _ = run(conv, LineageConfig(max_value_turns=4))
-    assert spans(cands) == [(4, "X9Y8Z7")] and edges(cands[0]) == {(4, 3, "c")}
+    cands, _ = propose_checked(conv, LineageConfig(max_value_turns=4))
+    assert span_texts(cands) == [(4, "X9Y8Z7")] and edges(cands[0]) == {(4, 3, "c")}
 
 
 def test_min_length_and_stop_list_are_configurable():
     conv = build(("u", "From JFK, id ab_12."), ("call", [("c1", "f", {"o": "JFK", "u": "ab_12"})]),
                  ("tool", "c1", {"x": 1}), ("a", "From JFK for ab_12."))
-    cands, _ = run(conv)
-    assert spans(cands) == [(3, "JFK"), (3, "ab_12")]
-    cands, summary = run(conv, LineageConfig(min_length=4))
-    assert spans(cands) == [(3, "ab_12")] and summary.excluded_values["min-length"] >= 1
-    cands, summary = run(conv, LineageConfig(stop_list=frozenset({"jfk"})))
-    assert spans(cands) == [(3, "ab_12")] and summary.excluded_values["stop-list"] >= 1
+    cands, _ = propose_checked(conv)
+    assert span_texts(cands) == [(3, "JFK"), (3, "ab_12")]
+    cands, summary = propose_checked(conv, LineageConfig(min_length=4))
+    assert span_texts(cands) == [(3, "ab_12")] and summary.excluded_values["min-length"] >= 1
+    cands, summary = propose_checked(conv, LineageConfig(stop_list=frozenset({"jfk"})))
+    assert span_texts(cands) == [(3, "ab_12")] and summary.excluded_values["stop-list"] >= 1
     # other settings never pass for the defaults: the rules version carries their hash
     assert cands[0].annotator.rules_version.startswith("lineage-v4+")
-    assert run(conv)[0][0].annotator.rules_version == "lineage-v4"
+    assert propose_checked(conv)[0][0].annotator.rules_version == "lineage-v4"
     v1 = LineageConfig(rules="lineage-v1", stop_list=frozenset({"jfk"}))
-    assert run(conv, v1)[0][0].annotator.rules_version.startswith("lineage-v1+")
+    assert propose_checked(conv, v1)[0][0].annotator.rules_version.startswith("lineage-v1+")
     assert summary.as_dict()["settings"]["stop_list"] == ["jfk"]
     with pytest.raises(ValueError, match="min_length"):
         LineageConfig(min_length=0)
@@ -138,10 +123,10 @@ def test_min_length_and_stop_list_are_configurable():
 
 def test_lower_case_words_only_with_include_words():
     conv = build(*LOOKUP, ("a", "Your tier is gold."))
-    cands, summary = run(conv)
+    cands, summary = propose_checked(conv)
     assert cands == [] and summary.excluded_values["word"] == 1
-    cands, _ = run(conv, LineageConfig(include_words=True))
-    assert spans(cands) == [(4, "gold")]
+    cands, _ = propose_checked(conv, LineageConfig(include_words=True))
+    assert span_texts(cands) == [(4, "gold")]
 
 
 @pytest.mark.parametrize("text, leaf, found", [
@@ -176,8 +161,8 @@ def test_calculator_answer_short_but_only_as_amount():
                  ("call", [("c1", "calculate", {"expression": "305 - 250"})]),
                  ("tool", "c1", "55.0"),
                  ("a", "You owe $55. That takes 55 minutes."))
-    cands, _ = run(conv)
-    assert spans(cands) == [(3, "55")] and cands[0].span.start == len("You owe $")
+    cands, _ = propose_checked(conv)
+    assert span_texts(cands) == [(3, "55")] and cands[0].span.start == len("You owe $")
     # the expression's numbers are traced as the call's argument values
     assert edges(cands[0]) == {(3, 2, "c"), (2, 1, "s"), (1, 0, "c")}
 
@@ -187,14 +172,14 @@ def test_datetime_states_its_date():
                  ("call", [("c1", "get", {"reservation_id": "X9Y8Z7"})]),
                  ("tool", "c1", {"reservation_id": "X9Y8Z7", "created_at": "2024-05-01T04:50:18"}),
                  ("a", "It was created on 2024-05-01, reservation X9Y8Z7."))
-    cands, _ = run(conv)
-    assert spans(cands) == [(3, "2024-05-01"), (3, "X9Y8Z7")]
+    cands, _ = propose_checked(conv)
+    assert span_texts(cands) == [(3, "2024-05-01"), (3, "X9Y8Z7")]
     assert edges(cands[0]) == {(3, 2, "c"), (2, 1, "s"), (1, 0, "c")}
     assert cands[0].graph.edges[0].evidence.quote == "2024-05-01"
     # v2: the answer read X9Y8Z7 from the result 2 that shows it, whose call took it from 0;
     # v1 skipped 2 as an echo of its own call's argument
     assert edges(cands[1]) == {(3, 2, "c"), (2, 1, "s"), (1, 0, "c")}
-    v1, _ = run(conv, LineageConfig(rules="lineage-v1"))
+    v1, _ = propose_checked(conv, LineageConfig(rules="lineage-v1"))
     assert edges(v1[1]) == {(3, 0, "c")}
 
 
@@ -205,7 +190,7 @@ def test_parallel_calls_link_to_their_own_call_line():
                  ("tool", "c1", {"flight": "HAT001"}),
                  ("tool", "c2", {"flight": "HAT002"}),
                  ("a", "The second is on HAT002."))
-    cands, _ = run(conv)
+    cands, _ = propose_checked(conv)
     (cand,) = cands
     assert edges(cand) == {(4, 3, "c"), (3, 1, "s"), (1, 0, "c")}
     structural = next(e for e in cand.graph.edges if e.kind.value == "structural")
@@ -218,8 +203,8 @@ def test_parallel_calls_link_to_their_own_call_line():
 
 def test_repeat_in_turn_is_one_span():
     conv = build(*LOOKUP, ("a", "X9Y8Z7, yes X9Y8Z7."))
-    cands, summary = run(conv)
-    assert spans(cands) == [(4, "X9Y8Z7")] and cands[0].span.start == 0
+    cands, summary = propose_checked(conv)
+    assert span_texts(cands) == [(4, "X9Y8Z7")] and cands[0].span.start == 0
     assert summary.skipped["repeat-in-turn"] == 1
 
 
@@ -227,8 +212,8 @@ def test_ambiguous_derivation_is_skipped():
     conv = build(("call", [("c1", "quote", {})]),
                  ("tool", "c1", {"a": 400, "b": 100, "c": 300, "d": 200}),
                  ("a", "Prices $400, $100, $300 and $200; together $500."))
-    cands, summary = run(conv)
-    assert spans(cands) == [(2, "400"), (2, "100"), (2, "300"), (2, "200")]
+    cands, summary = propose_checked(conv)
+    assert span_texts(cands) == [(2, "400"), (2, "100"), (2, "300"), (2, "200")]
     assert summary.skipped["ambiguous-derivation"] == 1
 
 
@@ -238,22 +223,22 @@ def test_hallucination_needs_the_clause_to_name_one_value():
                {"flight_number": "HAT002", "scheduled_departure_time_est": "09:00:00"}]
     base = [("u", "Flight HAT045?"), ("call", [("c1", "status", {"flight_number": "HAT045"})])]
     conv = build(*base, ("tool", "c1", status), ("a", "It leaves at 18:25:00."))
-    cands, summary = run(conv)
+    cands, summary = propose_checked(conv)
     assert cands == [] and summary.skipped["unsupported-value"] == 1  # no key named
     conv = build(*base, ("tool", "c1", status), ("a", "The estimated departure time: 6:25 PM."))
-    cands, _ = run(conv)
+    cands, _ = propose_checked(conv)
     assert [(c.span.text, c.dependency_type.value) for c in cands] == [("6:25 PM", "hallucination")]
     assert edges(cands[0]) == {(3, 2, "c"), (2, 1, "s"), (1, 0, "c")}
     conv = build(*base, ("tool", "c1", listing), ("a", "The scheduled departure time is 10:00:00."))
-    cands, summary = run(conv)
+    cands, summary = propose_checked(conv)
     assert cands == [] and summary.skipped["ambiguous-contradiction"] == 1
     conv = build(*base, ("tool", "c1", status), ("a", "The estimated departure time is 18:25:00."))
-    assert run(conv, LineageConfig(hallucinations=False))[0] == []
+    assert propose_checked(conv, LineageConfig(hallucinations=False))[0] == []
 
 
 def test_deterministic_output():
     conv = build(*LOOKUP, ("a", "Reservation X9Y8Z7 for ab_12."))
-    a = [c.model_dump() for c in run(conv)[0]]
-    b = [c.model_dump() for c in run(conv)[0]]
+    a = [c.model_dump() for c in propose_checked(conv)[0]]
+    b = [c.model_dump() for c in propose_checked(conv)[0]]
     # X9Y8Z7 (from 3), ab_12 (from 1) and the clause joining the two sources
     assert a == b and len(a) == 3

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from mtcabench.annotate.lineage import RULE_SETS, LineageConfig, LineageSummary, propose_lineage
-from mtcabench.graph import check_graph
+from mtcabench.annotate.lineage import RULE_SETS, LineageConfig
 from mtcabench.model import Conversation, Role, ToolCall, Turn
+from tests.support.lineage_checks import propose_checked, span_texts
 
 V1 = LineageConfig(rules="lineage-v1")
 
@@ -29,21 +29,6 @@ def build(*specs, cid="t/2") -> Conversation:
             result = spec[2] if isinstance(spec[2], str) else json.dumps(spec[2])
             turns.append(Turn(index=i, role=Role.TOOL, content=result, tool_call_id=spec[1]))
     return Conversation(id=cid, source="test", domain="airline", turns=turns)
-
-
-def run(conv, config=None):
-    """Candidates and summary; every graph checked and every evidence quote found."""
-    summary = LineageSummary()
-    cands = list(propose_lineage([conv], config, summary=summary))
-    for c in cands:
-        assert check_graph(c.graph, conv, c.span, record=c.id) == []
-        for e in c.graph.edges:
-            assert conv.turns[e.parent].text[e.evidence.start:e.evidence.end] == e.evidence.quote
-    return cands, summary
-
-
-def spans(cands):
-    return [(c.span.turn, c.span.text) for c in cands]
 
 
 def edges(cand):
@@ -72,14 +57,14 @@ PROFILE_THEN_RETRIEVAL = [
 
 def test_a_value_retrieved_again_links_to_the_retrieval_then_its_call():
     conv = build(*PROFILE_THEN_RETRIEVAL)
-    cands, _ = run(conv)
+    cands, _ = propose_checked(conv)
     # 8 read X9Y8Z7 from 7, which shows it although its call 6 passed it; 6 took it from
     # the listing 4, which had it from the profile 3, whose call used the user's id.
     chain = {(8, 7, "c"), (7, 6, "s"), (6, 4, "c"), (4, 3, "c"), (3, 2, "s"), (2, 1, "c")}
     cand = by_text(cands, 8, "X9Y8Z7")
     assert edges(cand) == chain and cand.dependency_type.value == "direct"
     # v1 skipped 7 as an echo and linked the answer to the listing: chained, no retrieval.
-    v1 = by_text(run(conv, V1)[0], 8, "X9Y8Z7")
+    v1 = by_text(propose_checked(conv, V1)[0], 8, "X9Y8Z7")
     assert edges(v1) == {(8, 4, "c"), (4, 3, "c"), (3, 2, "s"), (2, 1, "c")}
     assert v1.dependency_type.value == "chained"
 
@@ -91,9 +76,9 @@ def test_a_user_typed_value_echoed_by_the_result_the_answer_lists():
                  ("tool", "c1", {"reservation_id": "X9Y8Z7", "origin": "JFK",
                                  "destination": "SEA"}),
                  ("a", "Reservation X9Y8Z7: JFK to SEA."))
-    cands, _ = run(conv)
+    cands, _ = propose_checked(conv)
     assert edges(by_text(cands, 4, "X9Y8Z7")) == {(4, 3, "c"), (3, 2, "s"), (2, 1, "c")}
-    assert edges(by_text(run(conv, V1)[0], 4, "X9Y8Z7")) == {(4, 1, "c")}
+    assert edges(by_text(propose_checked(conv, V1)[0], 4, "X9Y8Z7")) == {(4, 1, "c")}
 
 
 # ---------------------------------------------------------------- the record anchor
@@ -113,18 +98,18 @@ AAA = {(5, 4, "s"), (4, 3, "c"), (3, 2, "s"), (2, 1, "c")}  # AAA111's result an
 def test_a_clause_naming_a_record_is_read_from_that_record():
     conv = build(*TWO_RESERVATIONS,
                  ("a", "1. Reservation AAA111: LAS to ATL\n2. Reservation BBB222: LAS to ATL"))
-    cands, _ = run(conv)
+    cands, _ = propose_checked(conv)
     # LAS is also in the later result 7, of BBB222: the clause names AAA111, so 5.
     assert edges(by_text(cands, 8, "LAS")) == {(8, 5, "c")} | AAA
     assert edges(by_text(cands, 8, "AAA111")) == {(8, 5, "c")} | AAA
-    assert edges(by_text(run(conv, V1)[0], 8, "LAS")) == {
+    assert edges(by_text(propose_checked(conv, V1)[0], 8, "LAS")) == {
         (8, 7, "c"), (7, 6, "s"), (6, 3, "c"), (3, 2, "s"), (2, 1, "c")}
 
 
 def test_a_list_item_heading_names_the_record_of_its_lines():
     conv = build(*TWO_RESERVATIONS,
                  ("a", "1. Reservation AAA111\n   - Route: LAS to ATL\n2. Reservation BBB222"))
-    cands, _ = run(conv)
+    cands, _ = propose_checked(conv)
     assert edges(by_text(cands, 8, "LAS")) == {(8, 5, "c")} | AAA
 
 
@@ -133,7 +118,7 @@ def test_the_record_travels_with_the_need_into_an_earlier_answer():
                  ("a", "1. Reservation BBB222: LAS to ATL\n2. Reservation AAA111: LAS to ATL"),
                  ("u", "Cancel the second one."),
                  ("a", "Cancelling AAA111 (LAS to ATL)."))
-    cands, _ = run(conv)
+    cands, _ = propose_checked(conv)
     # 8's first LAS belongs to BBB222 (read from 7); 10 needs AAA111's LAS: 8 at AAA111's
     # line, and from there AAA111's result 5.
     assert edges(by_text(cands, 8, "LAS")) == {
@@ -152,12 +137,12 @@ def test_a_city_glossing_an_airport_code_is_no_copied_value():
                  ("call", [("c1", "get_user_details", {"user_id": "ab_123"})]),
                  ("tool", "c1", {"address": {"city": "Denver"}, "hometown": "Houston"}),
                  ("a", "You fly from Houston (IAH) to Denver, then back to Houston."))
-    cands, summary = run(conv)
+    cands, summary = propose_checked(conv)
     # "Houston (IAH)" glosses the code; an address's city is no value; the second
     # "Houston" (a hometown, no code after it) is a copied value.
-    assert spans(cands) == [(4, "Houston")] and cands[0].span.start > 40
+    assert span_texts(cands) == [(4, "Houston")] and cands[0].span.start > 40
     assert summary.skipped["code-gloss"] == 1
-    assert spans(run(conv, V1)[0]) == [(4, "Houston"), (4, "Denver")]
+    assert span_texts(propose_checked(conv, V1)[0]) == [(4, "Houston"), (4, "Denver")]
 
 
 # ---------------------------------------------------------------- normalised matching
@@ -174,8 +159,8 @@ TRIP = [
 
 def test_normalised_values_are_traced_and_quoted_as_written():
     conv = build(*TRIP)
-    cands, summary = run(conv)
-    assert spans(cands) == [(4, "On May 20, 2024 flight HAT001 leaves at 7 PM and costs "
+    cands, summary = propose_checked(conv)
+    assert span_texts(cands) == [(4, "On May 20, 2024 flight HAT001 leaves at 7 PM and costs "
                                 "$1,234.50 for two passengers"), (4, "May 20, 2024"),
                             (4, "HAT001"), (4, "7 PM"), (4, "1,234.50"), (4, "two passengers")]
     search = {(4, 3, "c"), (3, 2, "s"), (2, 1, "c")}  # the call's date: the user's "May 20th"
@@ -187,8 +172,8 @@ def test_normalised_values_are_traced_and_quoted_as_written():
     assert summary.skipped["argument-without-source"] == 0
     # v1 reads none of these: "May 20th", "3 PM", "7 PM", "two passengers" are no forms, so
     # the date has no source but the call's own line, and the call's date no source at all
-    v1, v1_summary = run(conv, V1)
-    assert spans(v1) == [(4, "HAT001"), (4, "1,234.50")]
+    v1, v1_summary = propose_checked(conv, V1)
+    assert span_texts(v1) == [(4, "HAT001"), (4, "1,234.50")]
     assert v1_summary.skipped["no-source"] == 1
     assert v1_summary.skipped["argument-without-source"] == 1
 
@@ -200,27 +185,27 @@ def test_ids_whatever_their_case_and_separators_and_amounts_without_sign():
                  ("tool", "c1", {"payment_methods": {"certificate_7504069": {"amount": 250}},
                                  "payment_history": [{"amount": -6594}]}),
                  ("a", "Use Certificate 7504069: $250. A refund of $6,594 is on its way."))
-    cands, _ = run(conv)
-    assert spans(cands) == [(4, "Certificate 7504069"), (4, "250"), (4, "6,594")]
+    cands, _ = propose_checked(conv)
+    assert span_texts(cands) == [(4, "Certificate 7504069"), (4, "250"), (4, "6,594")]
     assert {c.graph.edges[0].evidence.quote for c in cands} == {
         "certificate_7504069", "250", "6594"}
 
 
 # ---------------------------------------------------------------- multi-source clauses
 def test_a_clause_joining_independent_sources_is_multi_source():
-    cands, _ = run(build(*TRIP))
+    cands, _ = propose_checked(build(*TRIP))
     clause = cands[0]
     assert clause.dependency_type.value == "multi-source"
     # the union of its values' graphs: the user (date, count) and the search (flight,
     # time, price, with its call's date from the user)
     assert edges(clause) == {(4, 1, "c"), (4, 3, "c"), (3, 2, "s"), (2, 1, "c")}
     assert "independent sources (turns 1, 3)" in clause.rationale
-    assert run(build(*TRIP), LineageConfig(clause_spans=False))[0][0].span.text == "May 20, 2024"
+    assert propose_checked(build(*TRIP), LineageConfig(clause_spans=False))[0][0].span.text == "May 20, 2024"
 
 
 def test_values_read_from_one_source_make_no_clause_span():
     conv = build(*PROFILE_THEN_RETRIEVAL)
-    cands, summary = run(conv)
+    cands, summary = propose_checked(conv)
     assert [c.span.text for c in cands if c.span.turn == 8] == ["X9Y8Z7", "JFK"]
     assert summary.skipped["clause-one-source"] == 2  # 4 (both from 3) and 8 (both from 7)
 
@@ -232,7 +217,7 @@ def test_sources_are_not_independent_when_one_shows_the_other_value():
                  ("call", [("c1", "get_reservation_details", {"reservation_id": "X9Y8Z7"})]),
                  ("tool", "c1", {"reservation_id": "X9Y8Z7", "date": "2024-05-20"}),
                  ("a", "Reservation X9Y8Z7 is on 2024-05-20."))
-    cands, _ = run(conv)
+    cands, _ = propose_checked(conv)
     assert [c.dependency_type.value for c in cands] == ["direct", "direct"]
 
 
@@ -248,14 +233,14 @@ def claim_conv(answer, *, tier="regular", profile=True, user="Hi, as a Gold memb
 
 def test_a_tier_the_profile_contradicts_is_a_hallucination():
     conv = claim_conv("Since you are a Gold member, I can offer a certificate.")
-    cands, _ = run(conv)
+    cands, _ = propose_checked(conv)
     (cand,) = cands
     assert cand.span.text == "Gold" and cand.dependency_type.value == "hallucination"
     # what primed it: the contradicted profile, its call, the call's source, the claim
     assert edges(cand) == {(4, 3, "c"), (3, 2, "s"), (2, 1, "c"), (4, 1, "c")}
     quotes = {e.pair: e.evidence.quote for e in cand.graph.edges}
     assert quotes[(4, 3)] == "regular" and quotes[(4, 1)] == "Gold"
-    assert run(conv, V1)[0] == [] and run(conv, LineageConfig(hallucinations=False))[0] == []
+    assert propose_checked(conv, V1)[0] == [] and propose_checked(conv, LineageConfig(hallucinations=False))[0] == []
 
 
 @pytest.mark.parametrize("answer, kwargs, counted", [
@@ -265,7 +250,7 @@ def test_a_tier_the_profile_contradicts_is_a_hallucination():
     ("Since you are a Gold member, I can help.", {"tier": "gold"}, 0),  # the profile agrees
 ])
 def test_no_hallucination_without_a_contradicted_assertion(answer, kwargs, counted):
-    cands, summary = run(claim_conv(answer, **kwargs))
+    cands, summary = propose_checked(claim_conv(answer, **kwargs))
     assert [c for c in cands if c.dependency_type.value == "hallucination"] == []
     assert summary.skipped["hypothetical-claim"] == counted
 
@@ -277,7 +262,7 @@ def test_a_claim_repeated_from_the_agents_own_claim_chains_through_it():
                  ("a", "Since you are a Gold member, I can offer a certificate."),
                  ("u", "Thanks."),
                  ("a", "As a valued Gold member, your certificate is on its way."))
-    cands, _ = run(conv)
+    cands, _ = propose_checked(conv)
     assert edges(by_text(cands, 6, "Gold")) == {(6, 3, "c"), (3, 2, "s"), (2, 1, "c"),
                                                 (6, 4, "c"), (4, 1, "c")}
 

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from mtcabench.annotate.lineage import LineageConfig, LineageSummary, propose_lineage
-from mtcabench.graph import check_graph
+from mtcabench.annotate.lineage import LineageConfig
 from mtcabench.model import Conversation, Role, ToolCall, Turn
+from tests.support.lineage_checks import propose_checked
 
 V2 = LineageConfig(rules="lineage-v2")
 
@@ -39,17 +39,6 @@ def edges(cand):
 POLICY = ("s", "Policy. The current time is 2024-05-15 15:00:00 EST.")
 
 
-def run(conv, config=None):
-    """Candidates and summary; every graph checked and every evidence quote found."""
-    summary = LineageSummary()
-    cands = list(propose_lineage([conv], config, summary=summary))
-    for c in cands:
-        assert check_graph(c.graph, conv, c.span, record=c.id) == []
-        for e in c.graph.edges:
-            assert conv.turns[e.parent].text[e.evidence.start:e.evidence.end] == e.evidence.quote
-    return cands, summary
-
-
 def reservation_conv(answer, *, created="2024-05-12T09:36:29", user="Cancel my trip, "
                      "reservation M20IZO, change of plan.", more=()):
     return build(POLICY, ("u", user),
@@ -66,7 +55,7 @@ def hallucinations(cands):
 def test_a_window_the_clock_contradicts_is_a_hallucination():
     conv = reservation_conv("Since the reservation was made on May 12, 2024, and it's within "
                             "24 hours of booking, you are eligible to cancel.")
-    cands, summary = run(conv)
+    cands, summary = propose_checked(conv)
     (cand,) = hallucinations(cands)
     assert cand.span.text == "within 24 hours of booking" and cand.span.turn == 4
     # what primed it: the record (created_at), its call, the call's source, the policy's clock
@@ -76,8 +65,8 @@ def test_a_window_the_clock_contradicts_is_a_hallucination():
     assert "77.4 hours apart" in cand.rationale
     assert summary.as_dict()["by_kind"]["elapsed-time"] == 1
     # lineage-v2 has no such rule; with hallucinations off there is none either
-    assert hallucinations(run(conv, V2)[0]) == []
-    assert hallucinations(run(conv, LineageConfig(hallucinations=False))[0]) == []
+    assert hallucinations(propose_checked(conv, V2)[0]) == []
+    assert hallucinations(propose_checked(conv, LineageConfig(hallucinations=False))[0]) == []
 
 
 @pytest.mark.parametrize("answer, created, counted", [
@@ -93,7 +82,7 @@ def test_a_window_the_clock_contradicts_is_a_hallucination():
     ("It was created more than 24 hours ago.", "2024-05-12T09:36:29", 0),
 ])
 def test_no_hallucination_without_a_contradicted_claim(answer, created, counted):
-    cands, summary = run(reservation_conv(answer, created=created))
+    cands, summary = propose_checked(reservation_conv(answer, created=created))
     assert hallucinations(cands) == []
     assert summary.skipped["hypothetical-claim"] == counted
 
@@ -101,7 +90,7 @@ def test_no_hallucination_without_a_contradicted_claim(answer, created, counted)
 def test_a_claim_that_it_is_outside_the_window_is_checked_too():
     conv = reservation_conv("It was created more than 24 hours ago.",
                             created="2024-05-15T05:00:00")
-    (cand,) = hallucinations(run(conv)[0])
+    (cand,) = hallucinations(propose_checked(conv)[0])
     assert cand.span.text == "more than 24 hours ago"
 
 
@@ -114,7 +103,7 @@ def test_the_users_claim_and_the_agents_own_claim_primed_it():
         more=[("u", "I just made the reservation about 10 hours ago, cancel it."),
               ("a", "Since your reservation was made within the last 24 hours, you are "
                     "eligible for a refund.")])
-    cands, _ = run(conv)
+    cands, _ = propose_checked(conv)
     first, second = sorted(hallucinations(cands), key=lambda c: c.span.turn)
     assert first.span.turn == 5 and (5, 4, "c") in edges(first)
     assert next(e for e in first.graph.edges if e.pair == (5, 4)).evidence.quote == \
@@ -132,6 +121,6 @@ def test_the_record_the_answer_names_is_the_one_checked():
                  ("tool", "c2", {"reservation_id": "M20IZO", "created_at": "2024-05-12T09:36:29"}),
                  ("a", "1. Reservation K67C4W: it was booked within the last 24 hours.\n"
                        "2. Reservation M20IZO: it was booked within the last 24 hours."))
-    (cand,) = hallucinations(run(conv)[0])
+    (cand,) = hallucinations(propose_checked(conv)[0])
     assert cand.span.start > conv.turns[6].content.index("M20IZO")
     assert (6, 5, "c") in edges(cand) and (6, 3, "c") not in edges(cand)

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from mtcabench.annotate.lineage import RULE_SETS, LineageConfig, LineageSummary, propose_lineage
-from mtcabench.graph import check_graph
+from mtcabench.annotate.lineage import RULE_SETS, LineageConfig
 from mtcabench.model import Conversation, Role, ToolCall, Turn
+from tests.support.lineage_checks import propose_checked
 
 V3 = LineageConfig(rules="lineage-v3")
 
@@ -30,17 +30,6 @@ def build(*specs, domain="retail", cid="t/4") -> Conversation:
             result = spec[2] if isinstance(spec[2], str) else json.dumps(spec[2])
             turns.append(Turn(index=i, role=Role.TOOL, content=result, tool_call_id=spec[1]))
     return Conversation(id=cid, source="test", domain=domain, turns=turns)
-
-
-def run(conv, config=None):
-    """Candidates and summary; every graph checked and every evidence quote found."""
-    summary = LineageSummary()
-    cands = list(propose_lineage([conv], config, summary=summary))
-    for c in cands:
-        assert check_graph(c.graph, conv, c.span, record=c.id) == []
-        for e in c.graph.edges:
-            assert conv.turns[e.parent].text[e.evidence.start:e.evidence.end] == e.evidence.quote
-    return cands, summary
 
 
 def hallucinations(cands):
@@ -65,7 +54,7 @@ def order_conv(answer, order=ORDER, *, domain="retail", more=()):
 
 # ---------------------------------------------------------------- retail: order claims
 def test_an_order_status_the_record_contradicts_is_a_hallucination():
-    cands, summary = run(order_conv("Your order #W4284542 is currently delivered."))
+    cands, summary = propose_checked(order_conv("Your order #W4284542 is currently delivered."))
     (cand,) = hallucinations(cands)
     assert cand.span.text == "delivered" and cand.span.turn == 3
     # the record (quoting its status), its call, the user's order id
@@ -74,7 +63,7 @@ def test_an_order_status_the_record_contradicts_is_a_hallucination():
     assert quote == "pending"
     assert summary.as_dict()["by_kind"]["order-status"] == 1
     # lineage-v3 had no such rule
-    assert hallucinations(run(order_conv("Your order #W4284542 is currently delivered."),
+    assert hallucinations(propose_checked(order_conv("Your order #W4284542 is currently delivered."),
                               V3)[0]) == []
 
 
@@ -86,7 +75,7 @@ def test_an_order_status_the_record_contradicts_is_a_hallucination():
     "Is your order delivered?",  # a question
 ])
 def test_a_consistent_or_hypothetical_status_is_none(answer):
-    cands, _ = run(order_conv(answer))
+    cands, _ = propose_checked(order_conv(answer))
     assert hallucinations(cands) == []
 
 
@@ -99,7 +88,7 @@ def test_a_status_the_order_had_before_the_agent_changed_it_is_none():
                  ("call", [("c2", "return_delivered_order_items", {"order_id": "#W4284542"})]),
                  ("tool", "c2", returned),
                  ("a", "Order status: delivered. I have initiated the return."))
-    assert hallucinations(run(conv)[0]) == []
+    assert hallucinations(propose_checked(conv)[0]) == []
 
 
 def test_an_unnamed_order_among_several_is_not_decided():
@@ -108,13 +97,13 @@ def test_an_unnamed_order_among_several_is_not_decided():
                       "in status: processed.", more=(
                           ("call", [("c2", "get_order_details", {"order_id": "#W3407479"})]),
                           ("tool", "c2", other)))
-    cands, summary = run(conv)
+    cands, summary = propose_checked(conv)
     assert hallucinations(cands) == []
     assert summary.skipped["ambiguous-contradiction"] == 1
 
 
 def test_an_item_price_the_record_contradicts_is_a_hallucination():
-    cands, _ = run(order_conv("The purifier (item 9534205511) is priced at $437.43."))
+    cands, _ = propose_checked(order_conv("The purifier (item 9534205511) is priced at $437.43."))
     (cand,) = hallucinations(cands)
     assert cand.span.text == "437.43"
     assert next(e.evidence.quote for e in cand.graph.edges if e.pair == (3, 2)) == "473.43"
@@ -125,7 +114,7 @@ def test_an_item_price_the_record_contradicts_is_a_hallucination():
     "The purifier (item 9534205511) would get a refund of $437.43.",  # not its price
 ])
 def test_a_consistent_price_or_another_amount_is_none(answer):
-    assert hallucinations(run(order_conv(answer))[0]) == []
+    assert hallucinations(propose_checked(order_conv(answer))[0]) == []
 
 
 # ---------------------------------------------------------------- telecom: line claims
@@ -150,7 +139,7 @@ def line_conv(answer, *, domain="telecom"):
     ("Your plan has a data limit of 5 GB.", "5", "15.0"),
 ])
 def test_a_line_claim_the_record_contradicts_is_a_hallucination(answer, span, quote):
-    cands, _ = run(line_conv(answer))
+    cands, _ = propose_checked(line_conv(answer))
     (cand,) = hallucinations(cands)
     assert cand.span.text == span
     parent = max(p for c, p in edges(cand) if c == 5)
@@ -163,11 +152,11 @@ def test_a_line_claim_the_record_contradicts_is_a_hallucination(answer, span, qu
     "If your line is active, try rebooting.",
 ])
 def test_a_consistent_line_claim_is_none(answer):
-    assert hallucinations(run(line_conv(answer))[0]) == []
+    assert hallucinations(propose_checked(line_conv(answer))[0]) == []
 
 
 def test_telecom_values_phone_numbers_and_data_amounts():
-    cands, _ = run(line_conv("Your number 555-123-2002: you have used 8.7 GB, limit 15 GB."))
+    cands, _ = propose_checked(line_conv("Your number 555-123-2002: you have used 8.7 GB, limit 15 GB."))
     by_text = {c.span.text: c for c in cands}
     # the phone number the user typed is one value (not three numbers), read from the
     # latest turn showing it: the line's record
@@ -175,7 +164,7 @@ def test_telecom_values_phone_numbers_and_data_amounts():
     assert {"8.7 GB", "15 GB"} <= set(by_text)
     assert edges(by_text["15 GB"]) >= {(5, 4)}
     # lineage-v3 read neither data amount
-    assert not {"8.7 GB", "15 GB"} & {c.span.text for c in run(line_conv(
+    assert not {"8.7 GB", "15 GB"} & {c.span.text for c in propose_checked(line_conv(
         "Your number 555-123-2002: you have used 8.7 GB, limit 15 GB."), V3)[0]}
 
 
@@ -188,10 +177,10 @@ def test_retail_values_short_money_amounts_and_cities():
                  ("call", [("c1", "get_user_details", {"user_id": "ivan_khan_7475"})]),
                  ("tool", "c1", profile),
                  ("a", "Your gift card has a balance of $17.00; your address is in Washington."))
-    texts = {c.span.text for c in run(conv)[0]}
+    texts = {c.span.text for c in propose_checked(conv)[0]}
     assert {"17.00", "Washington"} <= texts
     # v3 drops the address city (airports' cities) and the two-digit amount
-    assert not {"17.00", "Washington"} & {c.span.text for c in run(conv, V3)[0]}
+    assert not {"17.00", "Washington"} & {c.span.text for c in propose_checked(conv, V3)[0]}
 
 
 # ---------------------------------------------------------------- domains
@@ -208,20 +197,20 @@ def member_conv(domain):
 @pytest.mark.parametrize(("domain", "fires"), [
     ("airline", True), ("retail", False), ("telecom", False), ("", False), ("agent-log", False)])
 def test_airline_rules_run_only_on_airline_conversations(domain, fires):
-    assert bool(hallucinations(run(member_conv(domain))[0])) is fires
+    assert bool(hallucinations(propose_checked(member_conv(domain))[0])) is fires
     # lineage-v3 runs them everywhere, as it did
-    assert len(hallucinations(run(member_conv(domain), V3)[0])) == 1
+    assert len(hallucinations(propose_checked(member_conv(domain), V3)[0])) == 1
 
 
 @pytest.mark.parametrize("domain", ["airline", "telecom", ""])
 def test_retail_rules_run_only_on_retail_conversations(domain):
     conv = order_conv("Your order #W4284542 is currently delivered.", domain=domain)
-    assert hallucinations(run(conv)[0]) == []
+    assert hallucinations(propose_checked(conv)[0]) == []
 
 
 def test_telecom_rules_run_only_on_telecom_conversations():
     conv = line_conv("Your line (555-123-2002) is currently active.", domain="retail")
-    assert hallucinations(run(conv)[0]) == []
+    assert hallucinations(propose_checked(conv)[0]) == []
 
 
 def test_the_rule_sets_declare_their_domains():
@@ -243,7 +232,7 @@ def test_a_price_per_gb_is_money_not_data():
                  ("tool", "c1", plan),
                  ("a", "You can refuel up to 2 GB at $2.00 per GB; your limit is 15 GB."),
                  domain="telecom")
-    by_text = {c.span.text: c for c in run(conv)[0]}
+    by_text = {c.span.text: c for c in propose_checked(conv)[0]}
     assert "2 GB" not in by_text and {"2.00", "15 GB"} <= set(by_text)
 
 
@@ -270,10 +259,10 @@ def booking_conv(answer):
     "hours of booking)",
 ])
 def test_a_listed_condition_or_the_rule_stated_is_no_claim(answer):
-    cands, summary = run(booking_conv(answer))
+    cands, summary = propose_checked(booking_conv(answer))
     assert hallucinations(cands) == [] and summary.skipped["hypothetical-claim"] >= 1
     # lineage-v3 proposed each (31 on tau2's airline runs, 7 of them real)
-    assert hallucinations(run(booking_conv(answer), V3)[0])
+    assert hallucinations(propose_checked(booking_conv(answer), V3)[0])
 
 
 @pytest.mark.parametrize("answer", [
@@ -283,7 +272,7 @@ def test_a_listed_condition_or_the_rule_stated_is_no_claim(answer):
     "I can cancel it because it was booked within the last 24 hours (created 2024-05-12).",
 ])
 def test_a_claim_in_a_listing_of_facts_is_still_one(answer):
-    (cand,) = hallucinations(run(booking_conv(answer))[0])
+    (cand,) = hallucinations(propose_checked(booking_conv(answer))[0])
     assert cand.span.text == "within the last 24 hours"
 
 
@@ -292,12 +281,12 @@ def test_a_reported_membership_is_no_claim():
     conv = member_conv("airline")
     conv.turns[-1].content = ("Our system shows you as a regular member, while you've "
                               "indicated you're a Gold member.")
-    assert hallucinations(run(conv)[0]) == []
-    assert len(hallucinations(run(conv, V3)[0])) == 1
+    assert hallucinations(propose_checked(conv)[0]) == []
+    assert len(hallucinations(propose_checked(conv, V3)[0])) == 1
 
 
 def test_the_agents_own_restatement_is_still_a_claim():
-    (cand,) = hallucinations(run(booking_conv(
+    (cand,) = hallucinations(propose_checked(booking_conv(
         "As I said, it was booked within the last 24 hours, so you can cancel."))[0])
     assert cand.span.text == "within the last 24 hours"
 
@@ -319,7 +308,7 @@ def action_conv(answer, *, calls=(), domain="airline", user="Please cancel reser
 
 
 def test_an_action_no_call_did_is_a_hallucination():
-    cands, _ = run(action_conv("Your reservation K1NW8N has been successfully cancelled."))
+    cands, _ = propose_checked(action_conv("Your reservation K1NW8N has been successfully cancelled."))
     (cand,) = hallucinations(cands)
     assert cand.span.text == "has been successfully cancelled"
     assert cand.rationale.startswith("action claim:")
@@ -327,14 +316,14 @@ def test_an_action_no_call_did_is_a_hallucination():
     assert edges(cand) == {(3, 0)}
     assert next(e.evidence.quote for e in cand.graph.edges) == "cancel"
     # lineage-v3 had no such rule
-    assert hallucinations(run(action_conv("Your reservation K1NW8N has been successfully "
+    assert hallucinations(propose_checked(action_conv("Your reservation K1NW8N has been successfully "
                                           "cancelled."), V3)[0]) == []
 
 
 def test_an_action_whose_only_call_failed_is_a_hallucination():
     conv = action_conv("I've cancelled your reservation K1NW8N.",
                        calls=[("cancel_reservation", "Error: reservation not found")])
-    (cand,) = hallucinations(run(conv)[0])
+    (cand,) = hallucinations(propose_checked(conv)[0])
     assert cand.span.text == "I've cancelled"
     # the error result (quoting it), its call, and the call's id as the edge rule traces it:
     # the reservation read (2), its call, the user's id
@@ -347,7 +336,7 @@ def test_a_claim_a_user_primed_links_the_user_turn():
     # whissle task-14: the user writes the agent's confirmation, the agent repeats it
     conv = action_conv("Your new reservation has been successfully booked.",
                        user="Thanks. Your new reservation has been successfully booked.")
-    (cand,) = hallucinations(run(conv)[0])
+    (cand,) = hallucinations(propose_checked(conv)[0])
     assert edges(cand) == {(3, 0)}
     assert next(e.evidence.quote for e in cand.graph.edges) == "has been successfully booked"
 
@@ -363,7 +352,7 @@ def test_a_claim_a_user_primed_links_the_user_turn():
 ])
 def test_a_done_plan_negation_or_state_is_none(answer):
     calls = [("cancel_reservation", RESERVATION)] if "has been cancelled." in answer else []
-    cands, _ = run(action_conv(answer, calls=calls))
+    cands, _ = propose_checked(action_conv(answer, calls=calls))
     assert [c.span.text for c in hallucinations(cands)] == []
 
 
@@ -374,7 +363,7 @@ def test_the_verb_to_tool_map_is_the_domains():
                  ("call", [("c1", "cancel_reservation", {"order_id": "#W4284542"})]),
                  ("tool", "c1", order),
                  ("a", "Your order #W4284542 has been cancelled."))
-    (cand,) = hallucinations(run(conv)[0])
+    (cand,) = hallucinations(propose_checked(conv)[0])
     assert "cancel_pending_order" in cand.rationale
     # telecom: roaming the user enabled with their own tool is done
     conv = build(("u", "Can you turn roaming on?"),
@@ -382,8 +371,8 @@ def test_the_verb_to_tool_map_is_the_domains():
                  ("tool", "c1", "Data Roaming is now ON."),
                  ("a", "Roaming has been enabled on your line."), domain="telecom")
     conv.turns[1].role = Role.USER
-    assert hallucinations(run(conv)[0]) == []
+    assert hallucinations(propose_checked(conv)[0]) == []
     # a domain without a map (or none) gets no action claims
     conv = action_conv("Your reservation K1NW8N has been successfully cancelled.",
                        domain="insurance")
-    assert hallucinations(run(conv)[0]) == []
+    assert hallucinations(propose_checked(conv)[0]) == []
