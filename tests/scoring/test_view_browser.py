@@ -10,6 +10,7 @@ hostile benchmark: no id, label or turn text can run a script or become markup.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -47,9 +48,11 @@ def invoke(*args):
 @pytest.fixture(scope="module")
 def real_view(taubench_release, tmp_path_factory):
     """The page of the real release with the recency and first-user submissions, written
-    into the release folder (as a user would publish it beside the data)."""
-    _, release = taubench_release
+    into the release folder (as a user would publish it beside the data). Into a copy: the
+    release is the session's, and tests/release verifies it lists exactly its own files."""
     d = tmp_path_factory.mktemp("view-subs")
+    release = d / "release"
+    shutil.copytree(taubench_release[1], release)
     invoke("trace", "--benchmark", release, "--method", "recency", "--method", "first-user",
            "--out", d / "{method}.jsonl")
     subs = [d / "recency.jsonl", d / "first-user.jsonl"]
