@@ -81,12 +81,19 @@ _HELD = textwrap.dedent("""
 """)
 
 
+def _default_signals() -> None:
+    # A run started in the background of a non-interactive shell inherits SIGINT ignored, and
+    # so would the build (Python keeps an ignored SIGINT ignored): the test would see a build
+    # that finishes instead of one a user stops.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _held_build(args: list[str]) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-c", _HELD, *args], env=env, text=True,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE,
-                            preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
+                            stderr=subprocess.PIPE, preexec_fn=_default_signals)
     assert proc.stdout.readline().strip() == "writing", proc.stderr.read()
     return proc
 
