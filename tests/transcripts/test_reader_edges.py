@@ -188,3 +188,44 @@ def test_a_conversation_given_as_it_is_is_checked_too():
         Turn(index=1, role=Role.ASSISTANT, content=f"Hello {LONE}")])
     with pytest.raises(InputError, match=r"conversation c, turn 1: a lone surrogate"):
         as_conversation(conv)
+
+
+USER = {"role": "user", "content": "hi"}
+CALL = {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {}}]}
+
+
+@pytest.mark.parametrize(("value", "fmt", "where", "what"), [
+    ([USER, CALL, {"role": "user", "content": 5}], "anthropic-messages", "message 2",
+     "content is int; expected text or a list of content blocks"),
+    ([{"role": "user", "content": [{"text": "x"}]}], "anthropic-messages", "message 0, block 0",
+     "expected a content block object with a type"),
+    ([USER, "x"], "anthropic-messages", "message 1", "expected a message object, got str"),
+    ([{"type": "message", "role": "user", "content": "hi"}, 3], "openai-responses", "item 1",
+     "expected an item object, got int"),
+    ([{"type": "message", "role": "tool", "content": "hi"}], "openai-responses", "item 0",
+     "a message with role 'tool'; expected user, assistant, system or developer"),
+    ("just text", "openai-responses", "(OpenAI Responses)",
+     "expected {instructions, input, output} or a list of items"),
+])
+def test_a_log_of_the_wrong_shape_is_one_error_naming_where(value, fmt, where, what):
+    """Each reader's refusals, one by one (the property tests reach them only by chance)."""
+    with pytest.raises(InputError) as err:
+        conversations_from_value(value, fmt)
+    assert f"{where}: {what}" in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("epoch", [-1, "2", 1.5, True])
+def test_an_inspect_sample_epoch_that_is_no_whole_number_is_refused(tmp_path, epoch):
+    path = _inspect(tmp_path, [{"id": "a", "epoch": epoch, "messages": MESSAGES}])
+    with pytest.raises(InputError, match=r"sample 0: the sample epoch is .*; expected a whole "):
+        read_conversations(path)
+
+
+def test_a_responses_reasoning_item_alone_makes_no_turn():
+    items = [{"type": "message", "role": "user", "content": "hi"},
+             {"type": "reasoning", "summary": []},
+             {"type": "message", "role": "user", "content": "again"},
+             {"type": "message", "role": "assistant", "content": "ok"}]
+    turns = conversations_from_value(items, "openai-responses")[0].turns
+    assert [(t.role.value, t.text) for t in turns] == [("user", "hi"), ("user", "again"),
+                                                        ("assistant", "ok")]

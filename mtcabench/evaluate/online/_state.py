@@ -5,7 +5,6 @@ transformers key/value cache and extend a tokenisation by one turn."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -67,10 +66,6 @@ class RenderState:
     sentences: list[Sentence] = field(default_factory=list)
     sentence_chars: list[tuple[int, int] | None] = field(default_factory=list)
     layout: Layout | None = None
-
-    @cached_property
-    def sentence_turns(self) -> np.ndarray:
-        return np.array([s.turn for s in self.sentences], dtype=np.int64)
 
 
 # The cache helpers live with the pass service; the names below are this module's for its
