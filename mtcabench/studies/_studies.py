@@ -52,6 +52,16 @@ def select(results: Sequence[StudyResult], split: str, scorer: str, setting: str
             and r.setting == setting and (seeds is None or r.seed in seeds)]
 
 
+def reference_units(results: Sequence[StudyResult], split: str,
+                    units: Sequence[StudyResult]) -> list[StudyResult]:
+    """Average attention's units (seed 0, default settings) on the conversations of ``units``
+    only, or all of them when there are none yet: other studies (the domains study) keep
+    their average-attention units in the same folder."""
+    sample = {u.conversation_id for u in units}
+    return [r for r in select(results, split, "avg-attention", "default", (0,))
+            if not sample or r.conversation_id in sample]
+
+
 # --------------------------------------------------------------------------- the stages
 
 
@@ -219,11 +229,7 @@ def curve_rows(results: Sequence[StudyResult], method: str = "tokengeist") -> di
     """Dev curve: per K (0: average attention), its figures against average attention, cost,
     conversations and spans."""
     curve = {k: select(results, "dev", "ablation", f"K={k}", (0,)) for k in plan.CURVE_K}
-    # Average attention's dev units are shared with other studies (the domains study's sit in
-    # the same folder): the reference is read on the curve's own conversations only.
-    sample = {r.conversation_id for units in curve.values() for r in units}
-    ref_units = [r for r in select(results, "dev", "avg-attention", "default", (0,))
-                 if not sample or r.conversation_id in sample]
+    ref_units = reference_units(results, "dev", [u for units in curve.values() for u in units])
     if not ref_units:
         return {}
     ref = spans_of(ref_units, "default", method)
@@ -311,9 +317,7 @@ def comparison_table(results: Sequence[StudyResult], k: int | None) -> str:
     """Test split: Tokengeist over ablation at the chosen K (its seeds averaged, and each
     seed) against Tokengeist over average attention, default search settings."""
     units = select(results, "test", "ablation", f"K={k}") if k else []
-    sample = {u.conversation_id for u in units}  # average attention's units are shared
-    ref_units = [r for r in select(results, "test", "avg-attention", "default", (0,))
-                 if r.conversation_id in sample]
+    ref_units = reference_units(results, "test", units)
     if not ref_units or not units:
         return ""
     ref = spans_of(ref_units, "default", "tokengeist")
