@@ -267,7 +267,28 @@ def curve_table(results: Sequence[StudyResult]) -> tuple[str, dict]:
                       f"{cost.seconds:.0f}" if cost else "", f"{n} / {m}"])
     lines += md(["Tokengeist over", "edge F1 [95% CI]", "difference [95% CI]", "precision",
                  "recall", "source R", "passes / conv.", "s / conv.", "conv. / spans"], table)
-    return "\n".join(lines), rows
+    beyond = next_doubling(rows)
+    return "\n".join(lines + ([beyond] if beyond else [])), rows
+
+
+def next_doubling(rows: dict) -> str:
+    """Where more passes would take the curve: its gain per doubling of K, and, while those
+    gains shrink, the most the next doubling could reach if it gained no more than the last.
+    A bound read off the curve, not a measurement: said as such."""
+    ks = sorted(k for k in rows if k)
+    if 0 not in rows or len(ks) < 3 or any(b != 2 * a for a, b in zip(ks, ks[1:])):
+        return ""
+    f1 = {k: rows[k][0]["edge_f1"].value for k in [0, *ks]}
+    gains = [f1[b] - f1[a] for a, b in zip(ks, ks[1:])]
+    text = ("Per doubling of K, dev edge F1 changed by "
+            + ", ".join(f"{g:+.3f}" for g in gains) + f" (K = {ks[0]} to {ks[-1]}).")
+    if all(g > 0 for g in gains) and all(b < a for a, b in zip(gains, gains[1:])):
+        top = f1[ks[-1]] + gains[-1]
+        text += (f" The gains shrink: if K = {2 * ks[-1]} ({2 * ks[-1] + 1} passes) gained no "
+                 f"more than the last doubling, its dev edge F1 would be at most {top:.3f}, "
+                 f"{top - f1[0]:+.3f} from average attention's {f1[0]:.3f} (an extrapolation "
+                 "from the curve, not a run).")
+    return text
 
 
 def curve_figure(rows: dict, path: Path) -> Path:

@@ -217,3 +217,23 @@ def test_the_curve_reads_average_attention_on_its_own_conversations_only(results
     rows = curve_rows([*stored, extra])
     assert rows[0][2] == len(ablation)  # the reference's conversations: the curve's
     assert rows == curve_rows(stored)
+
+
+def test_the_curve_says_where_more_passes_would_take_it():
+    from mtcabench.studies._studies import next_doubling
+    from mtcabench.studies._tables import Figure
+
+    def rows(avg, *f1):
+        return {0: ({"edge_f1": Figure(avg)},), **{k: ({"edge_f1": Figure(v)},)
+                                                    for k, v in zip((4, 8, 16, 32), f1)}}
+
+    # Shrinking gains: the next doubling is bounded by the last gain, and said to be a bound.
+    text = next_doubling(rows(0.80, 0.50, 0.66, 0.74, 0.77))
+    assert "+0.160, +0.080, +0.030" in text
+    assert "K = 64 (65 passes)" in text and "at most 0.800, +0.000 from" in text
+    assert "not a run" in text
+    # Gains that do not shrink (or fall) give the gains only: no bound to read off.
+    flat = next_doubling(rows(0.80, 0.50, 0.55, 0.65, 0.62))
+    assert "+0.050, +0.100, -0.030" in flat and "at most" not in flat
+    # Too few points, or Ks that are not doublings: nothing.
+    assert next_doubling({0: rows(0.8, 0.5)[0], 4: rows(0.8, 0.5)[4]}) == ""
