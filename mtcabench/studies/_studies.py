@@ -349,15 +349,17 @@ def comparison_table(results: Sequence[StudyResult], k: int | None) -> str:
     for s in seeds:
         one = [u for u in units if u.seed == s]
         rows.append((f"ablation, K = {k}, seed {s}", one, spans_of(one, "default", "tokengeist")))
-    table = []
+    table, sample = [], ""
     for label, us, sp in rows:
         f, cost, n, m = _row(sp, None if sp is ref else ref, us, "tokengeist")
+        sample = sample or f"{n} conversations, all their {m} spans"
         table.append([label, with_ci(f["edge_f1"]), diff_ci(f["edge_f1"]),
                       f"{f['edge_f1'].p:.3f}" if f["edge_f1"].p is not None else "",
                       f3(f["edge_precision"].value), f3(f["edge_recall"].value),
                       with_ci(f["source_recall"]), diff_ci(f["source_recall"]),
                       f"{cost.passes:.0f}" if cost else "", f"{n} / {m}"])
-    lines = ["Test sample, Tokengeist at the default search settings; differences from "
+    lines = [f"Test split ({sample}), Tokengeist at the default search settings; a sampling "
+             "row's spans averaged over its seeds first; differences from "
              "Tokengeist over average attention on the same spans, 95% conversation-clustered "
              "paired bootstrap intervals (1,000 resamples) and their two-sided p-values.", ""]
     lines += md(["Tokengeist over", "edge F1 [95% CI]", "difference [95% CI]", "p",
