@@ -237,3 +237,19 @@ def test_the_curve_says_where_more_passes_would_take_it():
     assert "+0.050, +0.100, -0.030" in flat and "at most" not in flat
     # Too few points, or Ks that are not doublings: nothing.
     assert next_doubling({0: rows(0.8, 0.5)[0], 4: rows(0.8, 0.5)[4]}) == ""
+
+
+def test_the_docs_and_tables_are_what_the_committed_results_give(tmp_path):
+    # docs/evaluate.md's study blocks and benchmarks/results/tables/ are regenerated from the
+    # repository's own result files: a result committed without its tables (or a hand edit of
+    # a table) fails here, not in a reader's hands.
+    root = tmp_path / "results"
+    shutil.copytree(ROOT / RESULTS, root)
+    docs = tmp_path / "docs" / "evaluate.md"
+    docs.parent.mkdir()
+    shutil.copy(ROOT / "docs" / "evaluate.md", docs)
+    write_tables(root, docs=docs, figure=docs.parent / "figures" / "ablation-curve.svg",
+                 log=lambda _: None)
+    assert docs.read_text() == (ROOT / "docs" / "evaluate.md").read_text()
+    for table in sorted((ROOT / RESULTS / "tables").glob("*.md")):
+        assert (root / "tables" / table.name).read_text() == table.read_text(), table.name
