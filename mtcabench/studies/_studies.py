@@ -122,8 +122,12 @@ def stage_tune(bench: Benchmark, root: Path, k: int, weights: Path,
     for row in plan.peer_rows(k, weights):
         if row.scorer in plan.TUNED_AS:
             continue
-        dev = select(results, "dev", row.scorer, row.setting, (0,))
         want = plan.SAMPLE_OF.get(row.scorer, {}).get("dev", plan.DEV_CONVERSATIONS)
+        # The plan's dev sample only: other studies (the domains study's average attention)
+        # keep dev units of the same scorer in the same folder, on other conversations.
+        sample = {c.id for c, _ in plan.sample(bench, "dev", want)}
+        dev = [r for r in select(results, "dev", row.scorer, row.setting, (0,))
+               if r.conversation_id in sample]
         if len(dev) < want:
             raise ValueError(f"tuning {row.scorer}: {len(dev)} of its {want} dev units are "
                              "done; run the dev stage first")

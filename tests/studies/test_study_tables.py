@@ -253,3 +253,32 @@ def test_the_docs_and_tables_are_what_the_committed_results_give(tmp_path):
     assert docs.read_text() == (ROOT / "docs" / "evaluate.md").read_text()
     for table in sorted((ROOT / RESULTS / "tables").glob("*.md")):
         assert (root / "tables" / table.name).read_text() == table.read_text(), table.name
+
+
+def test_tuning_reads_the_plans_dev_sample_only(results, tmp_path, monkeypatch):
+    # The domains study keeps average attention's dev units on tau2 conversations in the same
+    # folder; the tune stage once read them as its own and failed on a conversation its gold
+    # does not hold (KeyError after the whole dev stage). It must tune on its sample alone.
+    from mtcabench.benchmark import load_benchmark
+    from mtcabench.studies import _plan as plan
+    from mtcabench.studies._studies import TUNING, stage_tune
+    from tests.support.sample_benchmark import build_sample_benchmark
+
+    bench = load_benchmark(build_sample_benchmark(study_results.SAMPLE, tmp_path / "bench"))
+    by_conv = bench.spans_by_conversation()
+    ids = sorted(by_conv)
+    monkeypatch.setattr(plan, "sample", lambda b, split, n: [(b.conversations[c], by_conv[c])
+                                                           for c in ids][:n])
+    monkeypatch.setattr(plan, "DEV_CONVERSATIONS", len(ids))
+    monkeypatch.setattr(plan, "peer_rows",
+                        lambda k, weights: [plan.AVG, plan.ablation_row(k, (0,))])
+    store = ResultStore(results / "units")
+    path, stored = next((p, r) for p, r in store.results()
+                        if (r.split, r.scorer, r.setting) == ("dev", "avg-attention", "default"))
+    other = stored.model_copy(update={"conversation_id": "tau2/airline/other/task-0/trial-0"})
+    store.write(other, path.with_name("tau2_airline_other_task-0_trial-0.json"))
+
+    tuning = stage_tune(bench, results, 16, results / "no-weights.json", log=lambda _: None)
+    for scorer in ("avg-attention", "ablation", "peer-contextcite"):  # the last tuned as ablation
+        assert tuning[scorer]["sample"]["conversations"] == ids
+    assert json.loads((results / TUNING).read_text()) == tuning
