@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import sys
 from abc import abstractmethod
 from typing import TYPE_CHECKING, Any
 
@@ -18,10 +20,34 @@ if TYPE_CHECKING:
 def import_peer(module: str, package: str) -> Any:
     """The peer's module, or a ValueError naming how to install it (one line, exit code 3)."""
     try:
-        return importlib.import_module(module)
+        with _no_nltk_download():
+            return importlib.import_module(module)
     except ImportError as exc:
         raise ValueError(f"needs the package {package} ({exc}); install the peers' environment "
                          "with scripts/setup_peers.sh and run there") from None
+
+
+@contextlib.contextmanager
+def _no_nltk_download():
+    """Skip ``nltk.download`` while a peer imports.
+
+    context-cite and at2 call ``nltk.download("punkt_tab")`` when imported: a network fetch
+    into ``~/nltk_data`` on every import, and offline an error printed into the run's log. The
+    peers are given our sentences, never NLTK's splitter, so the tokenizer is not needed.
+    """
+    nltk = sys.modules.get("nltk")
+    if nltk is None:
+        try:
+            import nltk  # noqa: PLC0415 - the peers' venv only
+        except ImportError:
+            yield
+            return
+    saved = nltk.download
+    nltk.download = lambda *args, **kwargs: True
+    try:
+        yield
+    finally:
+        nltk.download = saved
 
 
 def sources(rendered: RenderedConversation, query: Query) -> list[int]:
