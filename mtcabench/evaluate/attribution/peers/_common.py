@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import sys
 from abc import abstractmethod
 from typing import TYPE_CHECKING, Any
 
@@ -35,13 +34,13 @@ def _no_nltk_download():
     into ``~/nltk_data`` on every import, and offline an error printed into the run's log. The
     peers are given our sentences, never NLTK's splitter, so the tokenizer is not needed.
     """
-    nltk = sys.modules.get("nltk")
+    try:
+        import nltk  # noqa: PLC0415 - the peers' venv only
+    except ImportError:  # no nltk, no download to skip
+        nltk = None
     if nltk is None:
-        try:
-            import nltk  # noqa: PLC0415 - the peers' venv only
-        except ImportError:
-            yield
-            return
+        yield
+        return
     saved = nltk.download
     nltk.download = lambda *args, **kwargs: True
     try:
