@@ -26,7 +26,7 @@ sys.path[:0] = [str(ROOT)]  # tests.support
 
 from tests.support.long_conversations import flight_listing
 
-from mtcabench.annotate.lineage import conversation_counterfactuals
+from mtcabench.lineage import conversation_counterfactuals
 
 
 def one_size(n: int, per_conversation: int) -> dict:

@@ -30,7 +30,7 @@ from _memory import PeakRss
 from lineage_taubench import default_file
 from tests.support.long_conversations import cursor_chain, long_conversation
 
-from mtcabench.annotate.lineage import LineageSummary, propose_conversation
+from mtcabench.lineage import LineageSummary, propose_conversation
 from mtcabench.ingest import read_taubench
 
 

@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from mtcabench.annotate.lineage import RULE_SETS, LineageConfig, LineageSummary, propose_lineage
+from mtcabench.lineage import RULE_SETS, LineageConfig, LineageSummary, propose_lineage
 from mtcabench.ingest import read_taubench
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,7 +7,7 @@ Three layers, each importing only the ones below it:
   accounting and budget). It knows nothing of prompts or phases: a request is an opaque body.
 * :mod:`~mtcabench.annotate.phases`: each LLM phase (propose, verify) as one object owning its
   prompt template, its response schema, its requests and its parse and checks; a registry.
-* :mod:`~mtcabench.annotate.lineage`: the model-free lineage annotator.
+* :mod:`~mtcabench.lineage`: the model-free lineage annotator.
 
 Above them: the pipeline (a chain of phases over streamed conversations), the combination of
 annotators, the summary, and the one runner behind the three entry points here.

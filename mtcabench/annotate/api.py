@@ -22,9 +22,9 @@ from mtcabench.model import Proposal
 
 
 def load_lineage() -> LineageFn:
-    """The lineage annotator (mtcabench.annotate.lineage.propose_lineage)."""
+    """The lineage annotator (mtcabench.lineage.propose_lineage)."""
     try:
-        from mtcabench.annotate.lineage import propose_lineage
+        from mtcabench.lineage import propose_lineage
     except ImportError as exc:
         raise InputError(f"the lineage annotator is not available ({exc}); run with "
                          "--annotators llm") from None

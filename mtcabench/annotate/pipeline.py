@@ -25,7 +25,7 @@ from mtcabench.annotate.records import RecordSink
 from mtcabench.annotate.summary import RunSummary
 from mtcabench.model import Candidate, Conversation, Proposal
 
-#: The lineage annotator's contract (mtcabench.annotate.lineage.propose_lineage).
+#: The lineage annotator's contract (mtcabench.lineage.propose_lineage).
 LineageFn = Callable[[Iterable[Conversation]], Iterator[Candidate]]
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from mtcabench.annotate.lineage import (
+from mtcabench.lineage import (
     COUNTERFACTUAL_VERSION,
     check_real_conversations,
     propose_counterfactuals,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from mtcabench.annotate.lineage import (
+from mtcabench.lineage import (
     DEFAULT_STOP_LIST,
     RULE_SETS,
     LineageConfig,

@@ -3,7 +3,7 @@
 The application behind ``mtcabench explain`` and ``mtcabench.explain(...)``, on top of the
 stages (like :mod:`mtcabench.demo`): it reads a conversation as agents log it
 (:mod:`mtcabench.transcripts`), chooses the spans (given text or offsets, the last answer, or
-every value the lineage annotator finds in a turn: :func:`mtcabench.annotate.lineage.propose_conversation`),
+every value the lineage annotator finds in a turn: :func:`mtcabench.lineage.propose_conversation`),
 attributes them with the evaluator in one set of forward passes (Tokengeist, flat or any
 registered method; any base scorer), and shows the result as a tree, a JSON file and HTML
 pages drawn by the renderer of ``mtcabench show`` (:mod:`mtcabench.render`). Online tracing inside an agent loop is

@@ -12,7 +12,7 @@ def value_targets(conversation: Conversation, turn: int) -> list[TargetSpan]:
     annotator finds them (its target spans in that turn: values known from earlier turns,
     derived amounts, decidable contradictions), in text order. The annotator's multi-source
     clause spans are left out: a clause is made of values of this list, not a value itself."""
-    from mtcabench.annotate.lineage import propose_conversation  # the annotate stage: on use
+    from mtcabench.lineage import propose_conversation  # the annotate stage: on use
 
     target_span(conversation, turn)  # an assistant turn of the conversation
     spans = {(c.span.start, c.span.end): c.span

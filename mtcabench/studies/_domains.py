@@ -54,7 +54,7 @@ def domain_gold(folder: Path, tau2: Sequence[Path], taubench: Path | None) -> Be
 
     built = folder / "release" / STUDY
     if not built.is_dir():
-        from mtcabench.annotate.lineage import propose_lineage
+        from mtcabench.lineage import propose_lineage
         from mtcabench.ingest import read_tau2, read_taubench, write_conversations
         from mtcabench.io import write_records
         from mtcabench.release import build_release

@@ -23,7 +23,7 @@ def build_gold(out: Path, raw: Path | None, conversations: Path | None,
 
     out.mkdir(parents=True, exist_ok=True)
     if conversations is None:
-        from mtcabench.annotate.lineage import propose_lineage
+        from mtcabench.lineage import propose_lineage
         from mtcabench.ingest import read_taubench, write_conversations
         from mtcabench.review import auto_accept
 

@@ -11,7 +11,7 @@ import copy
 import numpy as np
 import pytest
 
-from mtcabench.annotate.lineage import propose_conversation
+from mtcabench.lineage import propose_conversation
 from mtcabench.benchmark import load_benchmark
 from mtcabench.errors import InputError
 from mtcabench.evaluate import (

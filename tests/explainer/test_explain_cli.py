@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 import mtcabench
-from mtcabench.annotate.lineage import propose_conversation
+from mtcabench.lineage import propose_conversation
 from mtcabench.cli import app
 from mtcabench.errors import ExitCode
 from mtcabench.evaluate import AttnTraceSettings, Tracer, TraceSettings

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mtcabench.annotate.lineage import propose_lineage
+from mtcabench.lineage import propose_lineage
 from mtcabench.cli import app
 from mtcabench.errors import ExitCode, InputError
 from mtcabench.graph import depth, sources

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mtcabench.annotate.lineage import propose_lineage
+from mtcabench.lineage import propose_lineage
 from mtcabench.cli import app
 from mtcabench.errors import ExitCode, InputError, NoSpace, OutputBusy
 from mtcabench.ingest import read_taubench

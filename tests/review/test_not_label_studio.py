@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mtcabench.annotate.lineage import propose_lineage
+from mtcabench.lineage import propose_lineage
 from mtcabench.cli import app
 from mtcabench.errors import ExitCode
 from mtcabench.ingest import read_taubench

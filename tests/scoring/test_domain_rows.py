@@ -3,7 +3,7 @@ each with its interval, and none where the benchmark holds one domain and one ag
 
 from __future__ import annotations
 
-from mtcabench.annotate.lineage import propose_lineage
+from mtcabench.lineage import propose_lineage
 from mtcabench.benchmark import Benchmark
 from mtcabench.scoring.scorer import floor_reports, groups
 from tests.scoring.test_origin_rows import _span, search_conv

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from mtcabench.annotate.lineage import conversation_counterfactuals, propose_lineage
+from mtcabench.lineage import conversation_counterfactuals, propose_lineage
 from mtcabench.benchmark import Benchmark
 from mtcabench.graph import depth, path_hops, sources
 from mtcabench.model import BenchmarkSpan, DecisionSource, EdgeKind, SpanOrigin, Verdict

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mtcabench.annotate.lineage import LineageSummary, propose_lineage
+from mtcabench.lineage import LineageSummary, propose_lineage
 from mtcabench.graph import check_graph
 
 

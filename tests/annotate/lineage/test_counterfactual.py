@@ -8,9 +8,9 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from mtcabench.annotate.lineage import conversation_counterfactuals, propose_counterfactuals
-from mtcabench.annotate.lineage import _counterfactual
-from mtcabench.annotate.lineage._counterfactual import field_name, written_like
+from mtcabench.lineage import conversation_counterfactuals, propose_counterfactuals
+from mtcabench.lineage import _counterfactual
+from mtcabench.lineage._counterfactual import field_name, written_like
 from mtcabench.graph import check_graph
 from mtcabench.cli import app
 from mtcabench.errors import ExitCode, InputError

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from mtcabench.annotate.lineage import propose_counterfactuals
+from mtcabench.lineage import propose_counterfactuals
 from mtcabench.graph import check_graph, depth
 from mtcabench.ingest import read_taubench
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from mtcabench.annotate.lineage import LineageConfig, LineageSummary, propose_lineage
-from mtcabench.annotate.lineage._config import MAX_GRAPH_TURNS
-from mtcabench.annotate.lineage._tracing import Tracer
+from mtcabench.lineage import LineageConfig, LineageSummary, propose_lineage
+from mtcabench.lineage._config import MAX_GRAPH_TURNS
+from mtcabench.lineage._tracing import Tracer
 from mtcabench.ingest import read_taubench
 from mtcabench.model import Conversation, Role, ToolCall, Turn
 

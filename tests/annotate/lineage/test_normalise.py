@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from mtcabench.annotate.lineage import make_value
-from mtcabench.annotate.lineage._normalise import (
+from mtcabench.lineage import make_value
+from mtcabench.lineage._normalise import (
     MentionIndex,
     amounts,
     clock_times,

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from mtcabench.annotate.lineage import (
+from mtcabench.lineage import (
     LineageConfig,
     classify,
     find_value,

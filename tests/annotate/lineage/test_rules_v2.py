@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from mtcabench.annotate.lineage import RULE_SETS, LineageConfig
+from mtcabench.lineage import RULE_SETS, LineageConfig
 from mtcabench.model import Conversation, Role, ToolCall, Turn
 from tests.support.lineage_checks import propose_checked, span_texts
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from mtcabench.annotate.lineage import LineageConfig
+from mtcabench.lineage import LineageConfig
 from mtcabench.model import Conversation, Role, ToolCall, Turn
 from tests.support.lineage_checks import propose_checked
 

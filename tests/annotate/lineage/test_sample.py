@@ -25,7 +25,7 @@ from collections import Counter
 
 import pytest
 
-from mtcabench.annotate.lineage import RULES_VERSION, LineageSummary, propose_lineage
+from mtcabench.lineage import RULES_VERSION, LineageSummary, propose_lineage
 from mtcabench.graph import check_graph, depth
 from mtcabench.ingest import read_taubench
 

@@ -22,7 +22,7 @@ from collections import Counter
 
 import pytest
 
-from mtcabench.annotate.lineage import LineageConfig, LineageSummary, propose_lineage
+from mtcabench.lineage import LineageConfig, LineageSummary, propose_lineage
 from mtcabench.graph import check_graph, depth
 from mtcabench.ingest import read_taubench
 

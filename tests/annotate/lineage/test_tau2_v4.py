@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mtcabench import resources
-from mtcabench.annotate.lineage import LineageConfig, LineageSummary, propose_lineage
+from mtcabench.lineage import LineageConfig, LineageSummary, propose_lineage
 from mtcabench.cli import app
 from mtcabench.graph import check_graph
 from mtcabench.io import read_records

@@ -16,7 +16,7 @@ from collections import Counter
 import pytest
 
 from mtcabench import resources
-from mtcabench.annotate.lineage import LineageSummary, propose_lineage
+from mtcabench.lineage import LineageSummary, propose_lineage
 from mtcabench.graph import check_graph, depth
 from mtcabench.ingest import read_taubench
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from mtcabench.annotate.lineage import LineageConfig, propose_lineage
+from mtcabench.lineage import LineageConfig, propose_lineage
 from mtcabench.graph import check_graph
 from mtcabench.model import Conversation, EdgeKind, Role, ToolCall, Turn
 

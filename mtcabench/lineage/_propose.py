@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from mtcabench.annotate.lineage._config import LineageConfig, LineageSummary
-from mtcabench.annotate.lineage._spans import answer_spans
-from mtcabench.annotate.lineage._tracing import Tracer
+from mtcabench.lineage._config import LineageConfig, LineageSummary
+from mtcabench.lineage._spans import answer_spans
+from mtcabench.lineage._tracing import Tracer
 from mtcabench.graph import check_graph, depth
 from mtcabench.model import Annotator, Candidate, Conversation, Role, span_id
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-from mtcabench.annotate.lineage._clauses import clause_spans
-from mtcabench.annotate.lineage._hallucination import unsupported_spans
-from mtcabench.annotate.lineage._tracing import Covered, ProposedSpan, Tracer
-from mtcabench.annotate.lineage._values import Value, _bounded
+from mtcabench.lineage._clauses import clause_spans
+from mtcabench.lineage._hallucination import unsupported_spans
+from mtcabench.lineage._tracing import Covered, ProposedSpan, Tracer
+from mtcabench.lineage._values import Value, _bounded
 from mtcabench.graph import infer_dependency_type
 from mtcabench.model import TargetSpan
 

@@ -23,11 +23,11 @@ from bisect import bisect_left
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
-from mtcabench.annotate.lineage._normalise import folded_pattern, match_key
-from mtcabench.annotate.lineage._values import Value
+from mtcabench.lineage._normalise import folded_pattern, match_key
+from mtcabench.lineage._values import Value
 
 if TYPE_CHECKING:  # pragma: no cover
-    from mtcabench.annotate.lineage._vocabulary import Vocabulary
+    from mtcabench.lineage._vocabulary import Vocabulary
 
 #: A maximal run of alphanumerics: ``[^\W_]`` is exactly ``str.isalnum`` per character.
 _RUN = re.compile(r"[^\W_]+")

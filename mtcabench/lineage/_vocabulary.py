@@ -12,15 +12,15 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from mtcabench.annotate.lineage._config import LineageConfig, LineageSummary
-from mtcabench.annotate.lineage._normalise import (
+from mtcabench.lineage._config import LineageConfig, LineageSummary
+from mtcabench.lineage._normalise import (
     Mention,
     MentionIndex,
     count_key,
     mentions,
     value_of,
 )
-from mtcabench.annotate.lineage._values import (
+from mtcabench.lineage._values import (
     _FREE_TOKEN,
     _ORDINAL,
     Value,

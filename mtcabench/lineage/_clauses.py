@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
-from mtcabench.annotate.lineage._tracing import ProposedSpan, Tracer, clauses
-from mtcabench.annotate.lineage._values import Value
+from mtcabench.lineage._tracing import ProposedSpan, Tracer, clauses
+from mtcabench.lineage._values import Value
 from mtcabench.model import DependencyType, Role, TargetSpan
 
 def origin(tracer: Tracer, target: int, key: str) -> int | None:

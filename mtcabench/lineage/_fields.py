@@ -1,5 +1,5 @@
 """A tool result's fields across its entities: its JSON leaves indexed once by field, so that
-the counterfactual step (:mod:`mtcabench.annotate.lineage._counterfactual`) finds the other
+the counterfactual step (:mod:`mtcabench.lineage._counterfactual`) finds the other
 entities' values of the field an answer copied (another flight's number, another order's id)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from mtcabench.annotate.lineage._tracing import Tracer
-from mtcabench.annotate.lineage._values import make_value
+from mtcabench.lineage._tracing import Tracer
+from mtcabench.lineage._values import make_value
 
 
 def leaves(obj: Any, path: tuple = ()) -> Iterator[tuple[tuple, Any]]:

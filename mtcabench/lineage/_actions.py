@@ -35,10 +35,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from mtcabench.annotate.lineage._claims import _sentence_at, not_a_claim
-from mtcabench.annotate.lineage._records import _CLAUSE_END, _HYPOTHETICAL, _sentence_start
-from mtcabench.annotate.lineage._tracing import Covered, ProposedSpan, Tracer
-from mtcabench.annotate.lineage._values import Value
+from mtcabench.lineage._claims import _sentence_at, not_a_claim
+from mtcabench.lineage._records import _CLAUSE_END, _HYPOTHETICAL, _sentence_start
+from mtcabench.lineage._tracing import Covered, ProposedSpan, Tracer
+from mtcabench.lineage._values import Value
 from mtcabench.model import DependencyType, Edge, Evidence, Role, TargetSpan
 
 

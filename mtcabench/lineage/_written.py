@@ -1,7 +1,7 @@
 """An edited value written the way the answer wrote the original: numbers with the answer's
 decimals, dates and times in the answer's form (ISO, "May 24", "May 24th", "3:15 PM"), so that
 a counterfactual answer reads as the agent would have written the other value
-(:mod:`mtcabench.annotate.lineage._counterfactual` draws the edits)."""
+(:mod:`mtcabench.lineage._counterfactual` draws the edits)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from datetime import date, time
 from decimal import Decimal
 from typing import Any
 
-from mtcabench.annotate.lineage._values import _MONTHS
+from mtcabench.lineage._values import _MONTHS
 
 
 def written_like(original: str, leaf: Any, other: Any) -> str | None:

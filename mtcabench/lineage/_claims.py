@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import re
 
-from mtcabench.annotate.lineage._tracing import Covered, ProposedSpan, Tracer
-from mtcabench.annotate.lineage._values import Value
+from mtcabench.lineage._tracing import Covered, ProposedSpan, Tracer
+from mtcabench.lineage._values import Value
 from mtcabench.model import DependencyType, Edge, Evidence, Role, TargetSpan
 
 TIERS = ("regular", "silver", "gold")

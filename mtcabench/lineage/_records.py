@@ -34,9 +34,9 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from mtcabench.annotate.lineage._claims import _sentence_at
-from mtcabench.annotate.lineage._tracing import Covered, ProposedSpan, Tracer
-from mtcabench.annotate.lineage._values import Value
+from mtcabench.lineage._claims import _sentence_at
+from mtcabench.lineage._tracing import Covered, ProposedSpan, Tracer
+from mtcabench.lineage._values import Value
 from mtcabench.model import DependencyType, Edge, Evidence, Role, TargetSpan
 
 #: A word before the claim, in its sentence, that makes it a hypothesis, a plan or a rule.

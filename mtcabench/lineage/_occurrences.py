@@ -17,11 +17,11 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from typing import Any
 
-from mtcabench.annotate.lineage._config import LineageConfig, LineageSummary
-from mtcabench.annotate.lineage._index import TurnIndex, before
-from mtcabench.annotate.lineage._normalise import locate
-from mtcabench.annotate.lineage._values import Value, find_value, tool_json
-from mtcabench.annotate.lineage._vocabulary import Vocabulary
+from mtcabench.lineage._config import LineageConfig, LineageSummary
+from mtcabench.lineage._index import TurnIndex, before
+from mtcabench.lineage._normalise import locate
+from mtcabench.lineage._values import Value, find_value, tool_json
+from mtcabench.lineage._vocabulary import Vocabulary
 from mtcabench.model import Conversation, Role, Turn
 
 #: Where a clause ends: a line break, a semicolon, or a sentence end (maybe closed by a quote,

@@ -29,9 +29,9 @@ import re
 from datetime import datetime, timedelta
 
 # one sentence rule for every claim
-from mtcabench.annotate.lineage._claims import _sentence_at, not_a_claim
-from mtcabench.annotate.lineage._tracing import Covered, ProposedSpan, Tracer
-from mtcabench.annotate.lineage._values import Value
+from mtcabench.lineage._claims import _sentence_at, not_a_claim
+from mtcabench.lineage._tracing import Covered, ProposedSpan, Tracer
+from mtcabench.lineage._values import Value
 from mtcabench.model import DependencyType, Edge, Evidence, Role, TargetSpan
 
 WINDOW = timedelta(hours=24)

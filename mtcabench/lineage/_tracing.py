@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from mtcabench.annotate.lineage._config import MAX_GRAPH_TURNS, LineageConfig, LineageSummary
-from mtcabench.annotate.lineage._index import before
-from mtcabench.annotate.lineage._occurrences import Covered, Occurrences, clauses
-from mtcabench.annotate.lineage._values import Value
+from mtcabench.lineage._config import MAX_GRAPH_TURNS, LineageConfig, LineageSummary
+from mtcabench.lineage._index import before
+from mtcabench.lineage._occurrences import Covered, Occurrences, clauses
+from mtcabench.lineage._values import Value
 from mtcabench.model import (
     Conversation,
     DependencyType,

@@ -14,13 +14,13 @@ import re
 from collections.abc import Iterator
 from datetime import date
 
-from mtcabench.annotate.lineage._actions import action_spans
-from mtcabench.annotate.lineage._claims import membership_spans
-from mtcabench.annotate.lineage._elapsed import elapsed_spans
-from mtcabench.annotate.lineage._normalise import value_of
-from mtcabench.annotate.lineage._records import line_spans, order_spans
-from mtcabench.annotate.lineage._tracing import Covered, ProposedSpan, Tracer
-from mtcabench.annotate.lineage._values import (
+from mtcabench.lineage._actions import action_spans
+from mtcabench.lineage._claims import membership_spans
+from mtcabench.lineage._elapsed import elapsed_spans
+from mtcabench.lineage._normalise import value_of
+from mtcabench.lineage._records import line_spans, order_spans
+from mtcabench.lineage._tracing import Covered, ProposedSpan, Tracer
+from mtcabench.lineage._values import (
     _DATE,
     _FREE_TOKEN,
     _MONTHS,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from mtcabench.annotate.lineage._config import LineageConfig
+from mtcabench.lineage._config import LineageConfig
 from mtcabench.io import JSONError, loads
 
 _TIME = re.compile(r"([01]\d|2[0-3]):([0-5]\d):([0-5]\d)")

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 
-from mtcabench.annotate.lineage._values import (
+from mtcabench.lineage._values import (
     _MONTHS,
     Value,
     _bounded,

@@ -35,11 +35,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mtcabench.annotate.lineage._config import LineageConfig, LineageSummary
-from mtcabench.annotate.lineage._fields import ResultFields, field_name, result_fields, step_kind
-from mtcabench.annotate.lineage._tracing import Tracer
-from mtcabench.annotate.lineage._values import make_value
-from mtcabench.annotate.lineage._written import written_like
+from mtcabench.lineage._config import LineageConfig, LineageSummary
+from mtcabench.lineage._fields import ResultFields, field_name, result_fields, step_kind
+from mtcabench.lineage._tracing import Tracer
+from mtcabench.lineage._values import make_value
+from mtcabench.lineage._written import written_like
 from mtcabench.errors import InputError
 from mtcabench.graph import check_graph
 from mtcabench.model import (
