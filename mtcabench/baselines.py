@@ -23,6 +23,12 @@ structural edges none.
   target is linked to the first user turn after the opening one that carries content beyond a
   greeting (:func:`is_greeting`); with no such turn before the target, to the opening user
   turn; with no user turn, no edge.
+- ``string-match``: the lineage rules used as a method (:mod:`mtcabench.lineage`'s
+  :class:`~mtcabench.lineage.StringMatch`): the values the rules know that stand inside the
+  span, traced back through their copies exactly as the lineage annotator traces them; a span
+  that copies nothing gets no edge. On value spans it is close to the lineage gold by
+  construction; on claims it shows what string matching alone finds, so what a method adds
+  over copying shows beside every score.
 """
 
 from __future__ import annotations
@@ -32,7 +38,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mtcabench.model import Conversation, Edge, EdgeKind, ProvenanceGraph, Role
+from mtcabench.lineage import LineageConfig, StringMatch
+from mtcabench.model import Conversation, Edge, EdgeKind, ProvenanceGraph, Role, TargetSpan
 
 #: Words a greeting-only user turn consists of ("Hi!", "Hello there.", "Good morning").
 GREETING_WORDS = frozenset({
@@ -83,13 +90,27 @@ def first_user(conversation: Conversation, target: int) -> ProvenanceGraph:
     return _target_graph(target, [source.index])
 
 
+def string_match(conversation: Conversation, span: TargetSpan) -> ProvenanceGraph:
+    """The string-match graph of a span (see the module docstring). The conversation's values
+    are indexed once per conversation object and kept while it lives (a floor scores every
+    span of a conversation in a row)."""
+    matcher = _MATCHERS.get(id(conversation))
+    if matcher is None or matcher[0] is not conversation:
+        _MATCHERS.clear()  # one conversation at a time: no growth over a whole benchmark
+        matcher = _MATCHERS[id(conversation)] = (conversation, StringMatch(conversation))
+    return matcher[1].graph(span)
+
+
+_MATCHERS: dict[int, tuple[Conversation, StringMatch]] = {}
+
+
 @dataclass(frozen=True)
 class Floor:
     """A model-free baseline: its name (the method name of ``trace``), what it does, its graph."""
 
     name: str
     description: str
-    graph: Callable[[Conversation, int], ProvenanceGraph]
+    graph: Callable[[Conversation, TargetSpan], ProvenanceGraph]
     #: What a submission header records of its settings.
     parameters: dict[str, Any] = field(default_factory=dict)
 
@@ -98,8 +119,12 @@ class Floor:
 FLOORS: dict[str, Floor] = {
     f.name: f for f in (
         Floor("recency", "model-free: target -> latest tool result -> its call -> latest user "
-              "turn before the call", recency),
+              "turn before the call", lambda conv, span: recency(conv, span.turn)),
         Floor("first-user", "model-free: the first user turn after the opening (greeting) one "
-              "is the source", first_user, {"greeting_words": sorted(GREETING_WORDS)}),
+              "is the source", lambda conv, span: first_user(conv, span.turn),
+              {"greeting_words": sorted(GREETING_WORDS)}),
+        Floor("string-match", "model-free: the lineage rules as a method, the values inside "
+              "the span traced back through their copies (no edge where nothing is copied)",
+              string_match, {"rules_version": LineageConfig().signature()}),
     )
 }

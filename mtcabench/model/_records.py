@@ -21,32 +21,56 @@ from pydantic import (
 from mtcabench.model._base import Id, Record, _Model
 from mtcabench.model._conversation import Conversation
 from mtcabench.model._spans import (
+    ClaimKind,
     CounterfactualEdit,
     DependencyType,
     OptionalScore,
     ProvenanceGraph,
     ScoredSentence,
+    SpanKind,
     SpanOrigin,
     TargetSpan,
 )
 
 
 class _Origin(Record):
-    """The origin of a span (``real`` unless an edit made it) and the edit, if any.
+    """What a span is and where it comes from: its kind (``value`` unless it is a claim, and
+    then the claim's kind), its origin (``real`` unless an edit made it) and the edit, if any.
 
-    Both are written only where a span is counterfactual: a real span's record is what it
-    was before origins existed, byte for byte (files, releases and their checksums).
+    Each is written only where it differs from the default: a real value span's record is
+    what it was before kinds and origins existed, byte for byte (files, releases and their
+    checksums).
     """
 
+    span_kind: SpanKind = Field(default=SpanKind.VALUE, description="value (copied from an "
+                                "earlier turn) or claim (asserts what the agent concluded).")
+    claim_kind: ClaimKind | None = Field(default=None, description="For a claim: what it "
+                                         "asserts (decision, eligibility, status, ...).")
     origin: SpanOrigin = Field(default=SpanOrigin.REAL, description="real (the agent's own "
                                "answer) or counterfactual (a value of it replaced).")
     counterfactual: CounterfactualEdit | None = Field(
         default=None, description="For a counterfactual span: the edit that made it.")
 
+    @model_validator(mode="after")
+    def _claims_have_a_kind(self) -> Any:
+        if self.span_kind is SpanKind.CLAIM and self.claim_kind is None:
+            raise ValueError("a claim needs its claim_kind (one of: "
+                             f"{', '.join(k.value for k in ClaimKind)})")
+        if self.span_kind is SpanKind.VALUE and self.claim_kind is not None:
+            raise ValueError("claim_kind is set on a value span: set span_kind to 'claim' "
+                             "or leave claim_kind out")
+        return self
+
     @model_serializer(mode="wrap")
-    def _real_origin_unwritten(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _defaults_unwritten(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data = handler(self)
-        if isinstance(data, dict) and data.get("origin") in (SpanOrigin.REAL, "real"):
+        if not isinstance(data, dict):
+            return data
+        if data.get("span_kind") in (SpanKind.VALUE, "value"):
+            data.pop("span_kind")
+        if data.get("claim_kind", 0) is None:
+            data.pop("claim_kind")
+        if data.get("origin") in (SpanOrigin.REAL, "real"):
             data.pop("origin")
             if data.get("counterfactual", None) is None:
                 data.pop("counterfactual", None)
@@ -64,12 +88,23 @@ class Annotator(_Model):
     endpoint: str | None = Field(default=None, description="Base URL of the API used.")
     prompt_version: str | None = Field(default=None, description="Prompt template version.")
     prompt_hash: str | None = Field(default=None, description="sha256 of the template text.")
-    rules_version: str | None = Field(default=None, description="Rule set version (lineage).")
+    rules_version: str | None = Field(default=None, description="Rule set version (lineage), "
+                                      "or the annotation guide's version (human).")
+    person: str | None = Field(default=None, description="A human annotator's pseudonymous id "
+                               "(annotator 'human'); written only when set.")
+
+    @model_serializer(mode="wrap")
+    def _person_only_when_set(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # Records of model and rule annotators stay byte for byte what they were.
+        data = handler(self)
+        if isinstance(data, dict) and data.get("person", 0) is None:
+            data.pop("person")
+        return data
 
     @property
     def label(self) -> str:
         """A short label such as 'llm:gpt-4o@propose-v1' used as a model version."""
-        detail = self.model or self.rules_version or ""
+        detail = self.model or self.person or self.rules_version or ""
         version = f"@{self.prompt_version}" if self.prompt_version else ""
         return f"{self.name}:{detail}{version}" if detail else f"{self.name}{version}"
 
@@ -81,7 +116,7 @@ class Rejection(_Model):
     detail: str = Field(default="", description="Human-readable explanation.")
 
 
-class Proposal(Record):
+class Proposal(_Origin):
     """Phase 1 output: a target span, its type and proposed graph (or why it was rejected)."""
 
     KIND: ClassVar[str] = "proposal"
@@ -181,6 +216,50 @@ class ReviewDecision(_Origin):
     comment: str | None = Field(default=None, description="Reviewer's comment.")
     annotator: Annotator | None = Field(default=None, description="Who proposed the candidate.")
     review_task: str | None = Field(default=None, description="Label Studio task/annotation id.")
+
+
+class ClaimAnnotation(Record):
+    """One claim's graph as a person wrote it (pass 1 of the annotated claims set).
+
+    A hand-written line: ``kind`` and ``schema_version`` may be left out. The span is given by
+    its text (and which occurrence of it in the turn), not by offsets, so that a person can
+    copy it from the sheet; edges are ``[child, parent]`` pairs of turn indices
+    (docs/claims.md, the guide).
+    """
+
+    KIND: ClassVar[str] = "claim-annotation"
+
+    conversation_id: Id = Field(description="The conversation.")
+    turn: int = Field(ge=0, description="The assistant turn holding the claim.")
+    text: str = Field(min_length=1, description="The claim: an exact substring of the turn's "
+                      "text (its message, for a turn written as a JSON object).")
+    occurrence: int = Field(default=1, ge=1, description="Which occurrence of text in the "
+                            "turn, from 1.")
+    edges: list[tuple[int, int]] = Field(description="[child, parent] pairs.")
+    type: DependencyType = Field(description="direct, chained, multi-source or hallucination.")
+    claim_kind: ClaimKind = Field(description="What the claim asserts.")
+    rationale: str = Field(default="", description="Where each piece of the claim comes from.")
+    annotator: str = Field(min_length=1, description="Who wrote the graph (a pseudonym).")
+
+
+class ClaimCheck(Record):
+    """Pass 2 of the annotated claims set: a second person's decision on one pass-1 graph,
+    edge by edge, with the graph as it stands after the check."""
+
+    KIND: ClassVar[str] = "claim-check"
+
+    conversation_id: Id = Field(description="The conversation.")
+    turn: int = Field(ge=0, description="The claim's turn, as in pass 1.")
+    text: str = Field(min_length=1, description="The claim's text, as in pass 1.")
+    occurrence: int = Field(default=1, ge=1, description="As in pass 1.")
+    checker: str = Field(min_length=1, description="Who checked (never the annotator).")
+    verdict: Verdict = Field(description="accept, accept_with_edits or reject.")
+    edges: list[tuple[int, int]] = Field(default_factory=list, description="The graph after "
+                                         "the check (pass 1's when accepted).")
+    type: DependencyType | None = Field(default=None, description="The type after the check.")
+    claim_kind: ClaimKind | None = Field(default=None, description="The kind after the check.")
+    notes: str = Field(default="", description="Why each edge was removed or added, or why "
+                       "the claim was rejected.")
 
 
 # --------------------------------------------------------------------------- benchmark
@@ -373,6 +452,8 @@ RECORD_TYPES: dict[str, type[Record]] = {
         Proposal,
         Candidate,
         ReviewDecision,
+        ClaimAnnotation,
+        ClaimCheck,
         BenchmarkSpan,
         SubmissionHeader,
         SubmissionEntry,
@@ -389,6 +470,8 @@ KIND_FILES: dict[str, str] = {
     "proposal": "a proposals file",
     "candidate": "a candidates file",
     "review": "a review decisions file",
+    "claim-annotation": "a claims annotation file (pass 1)",
+    "claim-check": "a claims check file (pass 2)",
     "span": "a benchmark spans file",
     "submission": "a submission",
     "prediction": "a submission",

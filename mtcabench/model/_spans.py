@@ -42,6 +42,30 @@ class SpanOrigin(str, Enum):
     COUNTERFACTUAL = "counterfactual"  # a value of the answer replaced (see CounterfactualEdit)
 
 
+class SpanKind(str, Enum):
+    """What a target span is (docs/data-model.md, "Values and claims")."""
+
+    VALUE = "value"  # an id, price, date or count that an earlier turn holds verbatim
+    CLAIM = "claim"  # a clause that asserts what the agent concluded; no turn holds it verbatim
+
+
+class ClaimKind(str, Enum):
+    """What a claim asserts: one vocabulary, read by every stage (annotate, review, release,
+    score, view). The order is the order reports list them in."""
+
+    DECISION = "decision"  # a decision or refusal ("I cannot modify a basic economy flight")
+    ELIGIBILITY = "eligibility"  # a condition met or not ("you are eligible for a refund")
+    STATUS = "status"  # a record's state in other words ("has already been delivered")
+    ABSENCE = "absence"  # that something is not there ("no nonstop flights on that date")
+    COUNT = "count"  # how many ("for 2 passengers", "three reservations")
+    COMPUTATION = "computation"  # a sum, difference or product ("a total refund of $1,268")
+    COMPARISON = "comparison"  # an order between options ("the cheapest option")
+    SUMMARY = "summary"  # a record or several in other words ("a round trip LAX <-> SFO")
+    CONFIRMATION = "confirmation"  # an action done ("your reservation has been cancelled")
+    POLICY = "policy"  # a rule stated ("changes must be made 24 hours before departure")
+    OTHER = "other"
+
+
 class EdgeKind(str, Enum):
     """Why an edge exists."""
 

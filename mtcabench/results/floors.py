@@ -21,7 +21,7 @@ def floor_scores(benchmark: Benchmark, name: str) -> list[SpanScore]:
     for s in benchmark.spans:
         conv = benchmark.conversation_of(s)
         # A floor quotes no sentence: every gold evidence range is a miss (evidence hit 0).
-        out.append(score_span(s, conv, floor.graph(conv, s.span.turn).edges))
+        out.append(score_span(s, conv, floor.graph(conv, s.span).edges))
     return out
 
 

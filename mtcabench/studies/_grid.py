@@ -114,7 +114,7 @@ def evaluate_point(method: str, point: Point, bench: Benchmark, spans: list[Benc
 
 def floor_scores(bench: Benchmark, spans: list[BenchmarkSpan]) -> dict[str, Scores]:
     return {name: score_graphs(bench, spans, [
-        f.graph(bench.conversations[s.conversation_id], s.span.turn) for s in spans])
+        f.graph(bench.conversations[s.conversation_id], s.span) for s in spans])
         for name, f in FLOORS.items()}
 
 

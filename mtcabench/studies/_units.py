@@ -190,7 +190,7 @@ def replay_point(unit: Unit, tables: ShareTables | None, point: SearchPoint) -> 
         out = []
         if method in FLOORS:
             out = [span_result(s, unit.conversation,
-                               FLOORS[method].graph(unit.conversation, s.span.turn), None, 0)
+                               FLOORS[method].graph(unit.conversation, s.span), None, 0)
                    for s in unit.spans]
             methods[method] = out
             continue

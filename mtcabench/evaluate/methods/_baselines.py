@@ -1,4 +1,4 @@
-"""The model-free baselines recency and first-user as methods of ``trace``.
+"""The model-free baselines recency, first-user and string-match as methods of ``trace``.
 
 Their graphs are built by :mod:`mtcabench.baselines` (the format layer), which ``score`` and
 the dataset card also use to show the same floors beside every score; these classes only
@@ -8,10 +8,20 @@ loads none.
 
 from __future__ import annotations
 
-from mtcabench.baselines import FLOORS, GREETING_WORDS, first_user, is_greeting, recency
+from mtcabench.baselines import (
+    FLOORS,
+    GREETING_WORDS,
+    first_user,
+    is_greeting,
+    recency,
+    string_match,
+)
 from mtcabench.evaluate.methods._methods import Method, register_method
 
-__all__ = ["GREETING_WORDS", "FirstUser", "Recency", "first_user", "is_greeting", "recency"]
+__all__ = [
+    "GREETING_WORDS", "FirstUser", "Recency", "StringMatchFloor", "first_user", "is_greeting",
+    "recency",
+]
 
 
 @register_method
@@ -37,6 +47,20 @@ class FirstUser(Method):
 
     def graph(self, conversation, span, shares, search):
         return first_user(conversation, span.turn)
+
+    def parameters(self, settings):
+        return dict(FLOORS[self.name].parameters)
+
+
+@register_method
+class StringMatchFloor(Method):
+    """Model-free: the lineage rules as a method, the values inside the span traced back."""
+
+    name = "string-match"
+    uses_model = False
+
+    def graph(self, conversation, span, shares, search):
+        return string_match(conversation, span)
 
     def parameters(self, settings):
         return dict(FLOORS[self.name].parameters)
