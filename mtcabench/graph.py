@@ -362,3 +362,40 @@ def edge_prf(predicted: Iterable[Pair], gold: Iterable[Pair]) -> tuple[float, fl
     predicted, gold = list(predicted), list(gold)
     precision, recall = edge_precision(predicted, gold), edge_recall(predicted, gold)
     return precision, recall, f1(precision, recall)
+
+
+def resolve_span(conversation: Conversation, turn: int, text: str, occurrence: int = 1
+                 ) -> TargetSpan:
+    """The span of ``text`` (its ``occurrence``-th occurrence, from 1) in an assistant turn's
+    content, for spans a person gives by their text; ValueError naming what is wrong."""
+    if not 0 <= turn < len(conversation.turns):
+        raise ValueError(f"turn {turn} is not a turn of the conversation "
+                         f"({len(conversation.turns)} turns)")
+    t = conversation.turns[turn]
+    if t.role is not Role.ASSISTANT:
+        raise ValueError(f"turn {turn} is a {t.role.value} turn; a claim is in an assistant turn")
+    start = -1
+    for _ in range(occurrence):
+        start = t.content.find(text, start + 1)
+        if start < 0:
+            raise ValueError(f"the text is not in turn {turn}'s content "
+                             f"{'' if occurrence == 1 else f'{occurrence} times '}"
+                             "(copy it exactly from the sheet)")
+    return TargetSpan(turn=turn, start=start, end=start + len(text), text=text)
+
+
+def graph_from_pairs(conversation: Conversation, target: int, pairs: Iterable[tuple[int, int]]
+             ) -> ProvenanceGraph:
+    """A graph from hand-written ``[child, parent]`` pairs (a person's gold graph): a tool
+    result's edge to the turn that issued its call is structural, every other edge a content
+    edge; edges latest first, nodes sorted."""
+    edges = []
+    for child, parent in dict.fromkeys(tuple(p) for p in pairs):
+        structural = (0 <= child < len(conversation.turns)
+                      and conversation.turns[child].role is Role.TOOL
+                      and conversation.call_turn(child) == parent)
+        edges.append(Edge(child=child, parent=parent,
+                          kind=EdgeKind.STRUCTURAL if structural else EdgeKind.CONTENT))
+    edges.sort(key=lambda e: (-e.child, -e.parent))
+    nodes = sorted({target, *(x for e in edges for x in e.pair)})
+    return ProvenanceGraph(target=target, nodes=nodes, edges=edges)

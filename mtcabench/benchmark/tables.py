@@ -18,7 +18,7 @@ from typing import Any
 from datasets import Features, List, Value
 
 from mtcabench.io import loads
-from mtcabench.model import BenchmarkSpan, Conversation, SpanOrigin, Turn
+from mtcabench.model import BenchmarkSpan, Conversation, SpanKind, SpanOrigin, Turn
 
 _str = Value("string")
 _int = Value("int32")
@@ -83,12 +83,23 @@ COUNTERFACTUAL_COLUMNS = {
 }
 
 
+#: The columns a release adds when it holds claims: the span's kind and the claim's, and the
+#: human annotator's pseudonym. A value's row leaves them empty (null); a release of values
+#: has none of them, byte for byte as before claims existed.
+CLAIM_COLUMNS = {"span_kind": _str, "claim_kind": _str}
+ANNOTATOR_WITH_PERSON = {**ANNOTATOR, "person": _str}
+
+
 def span_features(spans: Iterable[BenchmarkSpan]) -> Features:
     """The spans table's columns for these spans: SPAN_FEATURES, plus the counterfactual
-    columns when any span is counterfactual."""
+    columns when any span is counterfactual and the claim columns when any is a claim."""
+    spans = list(spans)
+    columns = dict(SPAN_FEATURES)
+    if any(s.span_kind is SpanKind.CLAIM for s in spans):
+        columns = {**columns, **CLAIM_COLUMNS, "annotator": ANNOTATOR_WITH_PERSON}
     if any(s.origin is SpanOrigin.COUNTERFACTUAL for s in spans):
-        return Features({**SPAN_FEATURES, **COUNTERFACTUAL_COLUMNS})
-    return SPAN_FEATURES
+        columns = {**columns, **COUNTERFACTUAL_COLUMNS}
+    return Features(columns) if len(columns) > len(SPAN_FEATURES) else SPAN_FEATURES
 
 
 CONVERSATION_FEATURES = Features(
@@ -134,8 +145,11 @@ def span_row(span: BenchmarkSpan) -> dict[str, Any]:
 
 def span_from_row(row: dict[str, Any]) -> BenchmarkSpan:
     """The BenchmarkSpan of a spans-table row (inverse of :func:`span_row`)."""
+    # A real span's and a value's empty cells, and a model annotator's empty person.
     row = {k: v for k, v in row.items()
-           if not (k in COUNTERFACTUAL_COLUMNS and v is None)}  # a real span's empty cells
+           if not ((k in COUNTERFACTUAL_COLUMNS or k in CLAIM_COLUMNS) and v is None)}
+    if isinstance(row.get("annotator"), dict) and row["annotator"].get("person", 0) is None:
+        row["annotator"] = {k: v for k, v in row["annotator"].items() if k != "person"}
     return BenchmarkSpan.model_validate({**row, "kind": BenchmarkSpan.KIND})
 
 

@@ -29,7 +29,7 @@ from mtcabench.annotate.phases import (
     Sampling,
     VerifyPhase,
 )
-from mtcabench.cli import annotate_counterfactual, annotate_lineage
+from mtcabench.cli import annotate_claims, annotate_counterfactual, annotate_lineage
 from mtcabench.errors import ServiceError
 
 group = typer.Typer(help="Propose target spans and provenance graphs (LLM, lineage).",
@@ -37,6 +37,7 @@ group = typer.Typer(help="Propose target spans and provenance graphs (LLM, linea
 
 annotate_lineage.register(group)
 annotate_counterfactual.register(group)
+annotate_claims.register(group)
 
 _ENDPOINT = "Endpoint"
 _LIMITS = "Limits and cost"

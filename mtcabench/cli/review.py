@@ -105,6 +105,41 @@ def auto_accept_cmd(
                           markup=False, highlight=False)
 
 
+@group.command("checks")
+def checks_cmd(
+    candidates: Path = options.candidates(),
+    conversations: Path = options.conversations(),
+    checks: list[Path] = typer.Option(..., "--checks", help="Pass-2 files of the annotated "
+                                      "claims set (claim-check lines; repeatable)."),
+    out: Path = options.out("Decisions (JSONL), rewritten."),
+) -> None:
+    """Read a second person's checks of hand-written claim graphs as review decisions.
+
+    Each check (accept, accept with edits, reject; the graph after the check, notes edge by
+    edge) becomes a human decision on its pass-1 candidate, the checker as reviewer; a check
+    by the claim's own annotator is refused. Prints the two passes' agreement.
+    """
+    from mtcabench.io import check_outputs_are_not_inputs, load_conversations, write_records
+    from mtcabench.review import agreement, read_candidates, read_checks
+
+    check_outputs_are_not_inputs([candidates, conversations, *checks], [out])
+    convs = load_conversations(conversations)
+    cands = {c.id: c for c in read_candidates(candidates)}
+    decisions = {}
+    for path in checks:
+        for d in read_checks(path, convs, cands):
+            if d.id in decisions:
+                raise typer.BadParameter(f"{path}: claim {d.id} is checked in another file too",
+                                         param_hint="--checks")
+            decisions[d.id] = d
+    write_records(out, decisions.values())
+    a = agreement([cands[i] for i in decisions], decisions.values())
+    err_console.print(f"{a.claims} decision(s) -> {plain(out)} of {len(cands)} candidates; "
+                      f"agreement of the two passes: edge F1 {a.edge_f1:.3f}, graphs changed "
+                      f"{a.graphs_changed} of {a.claims}, rejected {a.rejected}, types changed "
+                      f"{a.types_changed}, kinds changed {a.kinds_changed}", markup=False)
+
+
 def _interrupt(signum, frame) -> None:
     raise KeyboardInterrupt
 

@@ -31,7 +31,7 @@ from mtcabench.benchmark.tables import (CONVERSATION_FEATURES, conversation_row,
 from mtcabench.errors import InputError, ValidationFailed
 from mtcabench.graph import Violation
 from mtcabench.io import check_outputs_are_not_inputs, claim_output, stop_signals_unwind
-from mtcabench.model import BenchmarkSpan, Candidate, Conversation
+from mtcabench.model import BenchmarkSpan, Candidate, Conversation, SpanKind
 from mtcabench.progress import tracked
 from mtcabench.release import _changelog
 from mtcabench.release._card import SOURCES, render_card
@@ -274,6 +274,14 @@ def _write_split_tables(folder: Path, sources: list[str], spans: list[BenchmarkS
                 conv_file = f"data/conversations/{source}/{domain}-{split}.parquet"
                 t = write_parquet(folder / span_file, (span_row(s) for s in ss), span_columns)
                 files.append(("spans", source, domain, split, span_file, len(ss), t.nbytes))
+                claims = [s for s in ss if s.span_kind is SpanKind.CLAIM]
+                if claims:  # the claims config's own files (its spans are in `spans` too)
+                    (folder / "data" / "claims" / source).mkdir(parents=True, exist_ok=True)
+                    claim_file = f"data/claims/{source}/{domain}-{split}.parquet"
+                    t = write_parquet(folder / claim_file, (span_row(s) for s in claims),
+                                      span_columns)
+                    files.append(("claims", source, domain, split, claim_file, len(claims),
+                                  t.nbytes))
                 t = write_parquet(folder / conv_file, (conversation_row(c) for c in cs),
                                   CONVERSATION_FEATURES)
                 files.append(("conversations", source, domain, split, conv_file, len(cs),
@@ -286,9 +294,9 @@ def _write_split_tables(folder: Path, sources: list[str], spans: list[BenchmarkS
         splits = [SplitFiles(name=sp, files=[f[4] for f in mine if f[3] == sp],
                              rows=sum(f[5] for f in mine if f[3] == sp))
                   for sp in SPLITS if any(f[3] == sp for f in mine)]
-        configs.append(ConfigFiles(name=name, table=table, source=source,
-                                   files=[f[4] for f in mine], rows=sum(f[5] for f in mine),
-                                   splits=splits))
+        configs.append(ConfigFiles(name=name, table="spans" if table == "claims" else table,
+                                   source=source, files=[f[4] for f in mine],
+                                   rows=sum(f[5] for f in mine), splits=splits))
         nbytes[name] = sum(f[6] for f in mine)
         for sp in SPLITS:
             nbytes[f"{name}/{sp}"] = sum(f[6] for f in mine if f[3] == sp)
@@ -296,6 +304,8 @@ def _write_split_tables(folder: Path, sources: list[str], spans: list[BenchmarkS
     config("spans", "spans", lambda f: True)
     config("conversations", "conversations", lambda f: True)
     config("all", "spans", lambda f: True)
+    if any(f[0] == "claims" for f in files):
+        config("claims", "claims", lambda f: True)
     for domain in sorted({c.domain for c in convs}):
         config(domain, "spans", lambda f, d=domain: f[2] == d)
         config(f"{domain}-conversations", "conversations", lambda f, d=domain: f[2] == d)
@@ -332,6 +342,20 @@ def _write_tables(folder: Path, sources: list[str], spans: list[BenchmarkSpan],
                                files=[c.files[0] for _, c in per_source], rows=len(convs)))
     nbytes["spans"] = sum(nbytes[s.name] for s, _ in per_source)
     nbytes["conversations"] = sum(nbytes[c.name] for _, c in per_source)
+    claims = [s for s in spans if s.span_kind is SpanKind.CLAIM]
+    if claims:  # the claims config's own files (its spans are in `spans` too)
+        (folder / "data" / "claims").mkdir()
+        claim_files = []
+        nbytes["claims"] = 0
+        for source in sources:
+            mine = [s for s in claims if s.source == source]
+            if mine:
+                claim_files.append(f"data/claims/{source}.parquet")
+                nbytes["claims"] += write_parquet(folder / claim_files[-1],
+                                                  (span_row(s) for s in mine),
+                                                  span_columns).nbytes
+        configs.append(ConfigFiles(name="claims", table="spans", files=claim_files,
+                                   rows=len(claims)))
     for sc, cc in per_source:
         configs += [sc, cc]
     return configs, nbytes

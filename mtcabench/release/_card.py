@@ -238,6 +238,8 @@ def card_values(manifest: ReleaseManifest, floors: Sequence[str] = ()) -> dict[s
 def _configurations(manifest: ReleaseManifest) -> list[str]:
     """The configs table: with a column of rows per split in a release split by task."""
     def what(c) -> str:
+        if c.name == "claims":
+            return "claims (spans whose `span_kind` is `claim`; also in `spans` and `all`)"
         return (("spans" if c.table == "spans" else "conversations")
                 + (f" of {c.source}" if c.source else ", all sources"))
 
@@ -289,6 +291,27 @@ def context_section(st: dict) -> list[str]:
             *_table(["source/domain", "spans", "past the context", "share"], rows)]
 
 
+def claims_section(cl: dict) -> list[str]:
+    """The claims: counts by domain x agent x claim kind x type, and who proposed, checked and
+    reviewed them."""
+    types = [t.value for t in DependencyType]
+    return [
+        "### Claims by domain, agent model, claim kind and type", "",
+        f"**{cl['spans']} claims** in {cl['conversations']} conversations (the `claims` "
+        "config; a claim is a clause asserting what the agent concluded, which no turn holds "
+        "verbatim: see mtcabench's docs/claims.md for the guide they were annotated by).", "",
+        *_table(["domain", "agent model", "claim kind", *types, "all"],
+                [[d, f"`{a}`", k, *[row[t] for t in types], sum(row.values())]
+                 for d, agents in cl["by_domain_agent_kind_type"].items()
+                 for a, kinds in agents.items() for k, row in kinds.items()]),
+        "Who proposed each claim's graph (`annotator`), who checked it edge by edge "
+        "(`reviewers`: never its annotator) and how the decision was made "
+        "(`decision_source`), as every claim's row states:", "",
+        *_table(["proposed by", "checked by", "decision", "claims"],
+                [[f"`{w['proposed']}`", w["checked"], w["decision_source"], w["spans"]]
+                 for w in cl["who"]])]
+
+
 def domain_sections(st: dict) -> list[str]:
     """A release split by task: splits per domain, the cap, spans by domain x agent x type,
     depth and hops per domain, hallucinations by rule with their hand-check; the spans past
@@ -327,6 +350,8 @@ def domain_sections(st: dict) -> list[str]:
                         [[d, f"`{a}`", *[row[t] for t in types], sum(row.values())]
                          for d, agents in st["by_domain_agent_type"].items()
                          for a, row in agents.items()])]
+    if "claims" in st:
+        out += claims_section(st["claims"])
     if "hops_by_domain" in st:
         def spread(v: list[int]) -> str:
             return f"{v[1]} ({v[0]}-{v[2]})" if v else "-"

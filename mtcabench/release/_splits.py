@@ -26,14 +26,21 @@ from typing import Any
 from mtcabench import resources
 from mtcabench.benchmark import SPLITS, split_of, task_of
 from mtcabench.graph import Violation
-from mtcabench.model import BenchmarkSpan, Candidate, Conversation, DependencyType, SpanOrigin
+from mtcabench.model import (
+    BenchmarkSpan,
+    Candidate,
+    Conversation,
+    DependencyType,
+    SpanKind,
+    SpanOrigin,
+)
 from mtcabench.release._card import wilson
 from mtcabench.release._stats import hops_by_type
 
 #: A domain names files and configs: lower-case letters, digits, '_' and '-'.
 _DOMAIN = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 #: Config names a domain may not take (the configs of every release and of the split layout).
-RESERVED = frozenset({"spans", "conversations", "all"})
+RESERVED = frozenset({"spans", "conversations", "all", "claims"})
 #: How the card states the split rule.
 SPLIT_RULE = (
     "Split by task: all the runs of one task (every agent, source and trial, and the "
@@ -133,7 +140,8 @@ def split_statistics(spans: list[BenchmarkSpan], convs: list[Conversation],
     by_id = {c.id: c for c in cands or []}
     rules: dict[str, dict[str, Any]] = {}
     for s in spans:
-        if s.dependency_type is not DependencyType.HALLUCINATION:
+        # A claim's hallucination is a person's decision, counted with the claims (below).
+        if s.dependency_type is not DependencyType.HALLUCINATION or s.span_kind is SpanKind.CLAIM:
             continue
         rule = rule_of(by_id.get(s.id))
         r = rules.setdefault(rule, {"spans": 0, "by_domain": {}, "origin": s.origin.value
@@ -144,7 +152,9 @@ def split_statistics(spans: list[BenchmarkSpan], convs: list[Conversation],
     # to score and is not in it. Real runs and their counterfactual copies are counted apart
     # (a copy is one run edited, not another run).
     real = {s.conversation_id for s in spans if s.origin is SpanOrigin.REAL}
+    claims = claim_statistics(spans, conv)
     return {
+        **({"claims": claims} if claims else {}),
         "splits": splits,
         "real_conversations": {d: sum(1 for c in convs if c.domain == d and c.id in real)
                                for d in domains},
@@ -153,6 +163,35 @@ def split_statistics(spans: list[BenchmarkSpan], convs: list[Conversation],
         "hops_by_domain": hops,
         "hallucinations_by_rule": _handchecked(rules, spans, by_id),
         "split_rule": SPLIT_RULE,
+    }
+
+
+def claim_statistics(spans: list[BenchmarkSpan], conv: dict[str, Conversation]
+                     ) -> dict[str, Any] | None:
+    """The claims of a release: by domain x agent x claim kind x type, and who proposed,
+    checked and reviewed them (None when the release holds no claim)."""
+    claims = [s for s in spans if s.span_kind is SpanKind.CLAIM]
+    if not claims:
+        return None
+    table: dict[str, dict[str, dict[str, dict[str, int]]]] = {}
+    for s in claims:
+        agent = conv[s.conversation_id].agent_model or "unknown"
+        kinds = table.setdefault(s.domain, {}).setdefault(agent, {})
+        kinds.setdefault(s.claim_kind.value, dict.fromkeys(
+            [t.value for t in DependencyType], 0))[s.dependency_type.value] += 1
+    who: Counter[tuple[str, str, str]] = Counter()
+    for s in claims:
+        proposer = s.annotator.label if s.annotator else "unknown"
+        checker = ", ".join(s.reviewers) or "-"
+        who[(proposer, checker, s.decision_source.value)] += 1
+    return {
+        "spans": len(claims),
+        "conversations": len({s.conversation_id for s in claims}),
+        "by_domain_agent_kind_type": {d: {a: dict(sorted(k.items()))
+                                          for a, k in sorted(agents.items())}
+                                      for d, agents in sorted(table.items())},
+        "who": [{"proposed": p, "checked": c, "decision_source": d, "spans": n}
+                for (p, c, d), n in sorted(who.items())],
     }
 
 

@@ -93,6 +93,8 @@ def validate_released(
             annotator = candidates[d.id].annotator
         # A decision from a review tool may not carry the origin: the candidate's tells it.
         made = d if d.counterfactual is not None else (candidates or {}).get(d.id, d)
+        # Likewise its kind: a claim's decision says so, or its candidate does.
+        kinded = d if d.claim_kind is not None else (candidates or {}).get(d.id, d)
         spans.append(BenchmarkSpan(
             id=d.id,
             conversation_id=d.conversation_id,
@@ -109,5 +111,7 @@ def validate_released(
             annotator=annotator,
             origin=made.origin,
             counterfactual=made.counterfactual,
+            span_kind=kinded.span_kind,
+            claim_kind=kinded.claim_kind,
         ))
     return spans, failures

@@ -32,6 +32,8 @@ BREAKDOWNS: dict[str, str] = {
     "agent_model": "agent model",
     "origin": "origin",
     "origin_hallucination": "origin and kind",
+    "span_kind": "span kind",
+    "claim_kind": "claim kind",
 }
 
 
@@ -55,7 +57,8 @@ class ReportRow(_Model):
 
     breakdown: str = Field(description="overall, dependency_type, source, depth; domain and "
                            "agent_model where the benchmark holds more than one; origin and "
-                           "origin_hallucination where it holds counterfactual spans.")
+                           "origin_hallucination where it holds counterfactual spans; span_kind "
+                           "and claim_kind (claims only) where it holds claims.")
     group: str = Field(description="The group's value, e.g. 'chained' or '3'; 'all' overall.")
     spans: int = Field(description="Benchmark spans in the group.")
     missing: int = Field(description="Of which absent from the submission or skipped (scored empty).")

@@ -4,10 +4,13 @@
 reviewers accept, edit or reject it in the browser; ``pull`` turns their annotations back
 into validated :class:`~mtcabench.model.ReviewDecision` records. ``auto_accept`` makes
 clearly marked non-human decisions for runs without a reviewer, and ``open_review`` pushes
-to an embedded local Label Studio when no server is configured.
+to an embedded local Label Studio when no server is configured. ``read_checks`` reads pass 2
+of the annotated claims set (a second person's checks) as decisions, and ``agreement`` says how
+far the two passes agree.
 """
 
 from mtcabench.review._annotations import Problem, graph_edit, read_annotation
+from mtcabench.review._claims import Agreement, agreement, read_checks
 from mtcabench.review._auto import AUTO_COMMENT, AutoAcceptReport, auto_accept, auto_accept_file
 from mtcabench.review._client import Connection, ReviewClient
 from mtcabench.review._local import ReviewSession, open_review
@@ -31,6 +34,7 @@ from mtcabench.review._ui import DEFAULT_PROJECT, label_config
 
 __all__ = [
     "AUTO_COMMENT",
+    "Agreement",
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_PROJECT",
     "AutoAcceptReport",
@@ -42,6 +46,7 @@ __all__ = [
     "ReviewClient",
     "ReviewSession",
     "ReviewSummary",
+    "agreement",
     "auto_accept",
     "auto_accept_file",
     "build_task",
@@ -56,6 +61,7 @@ __all__ = [
     "push_files",
     "read_annotation",
     "read_candidates",
+    "read_checks",
     "review_order",
     "summarize",
 ]

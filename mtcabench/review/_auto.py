@@ -54,6 +54,7 @@ def auto_accept(
             decided_at=when, edited=False, edit=None, comment=AUTO_COMMENT,
             annotator=c.annotator, review_task=None,
             origin=c.origin, counterfactual=c.counterfactual,
+            span_kind=c.span_kind, claim_kind=c.claim_kind,
         ))
     return AutoAcceptReport(decisions=decisions, left_out=left_out)
 

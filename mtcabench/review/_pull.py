@@ -129,6 +129,8 @@ def decide(
         decided_at=_parse_time(annotation.get("updated_at") or annotation.get("created_at")),
         comment=read.comment, annotator=candidate.annotator,
         review_task=f"label-studio:task/{task_id}/annotation/{ann_id}",
+        # What the span is stays what the candidate says (the review edits graphs, not kinds).
+        span_kind=candidate.span_kind, claim_kind=candidate.claim_kind,
     )
     if read.verdict == Verdict.REJECT.value:
         # A rejected span leaves the benchmark: its graph is kept as proposed, for the record.

@@ -13,8 +13,10 @@ from mtcabench.errors import InputError
 from mtcabench.io import resamples_problem, seed_problem
 from mtcabench.model import (
     BenchmarkSpan,
+    ClaimKind,
     Conversation,
     DependencyType,
+    SpanKind,
     SpanOrigin,
     SubmissionEntry,
     SubmissionHeader,
@@ -169,8 +171,9 @@ def floor_reports(
 def groups(spans: list[BenchmarkSpan], agents: list[str | None] | None = None) -> list[Group]:
     """The report's rows: overall, then by dependency type, source dataset and gold depth;
     by domain and by agent model (``agents``: each span's conversation's agent model) when
-    the benchmark holds more than one of them; and by origin (real, counterfactual) when the
-    benchmark holds counterfactual spans."""
+    the benchmark holds more than one of them; by origin (real, counterfactual) when the
+    benchmark holds counterfactual spans; by span kind (value, claim) and by claim kind (the
+    claims alone) when it holds claims."""
     out = [Group("overall", "all", np.arange(len(spans)))]
 
     def by(breakdown: str, value_of, order) -> None:
@@ -202,6 +205,17 @@ def groups(spans: list[BenchmarkSpan], agents: list[str | None] | None = None) -
         by("origin_hallucination",
            lambda s: f"{s.origin.value} {'hallucination' if s.dependency_type is hal else 'other'}",
            str)
+    if any(s.span_kind is SpanKind.CLAIM for s in spans):
+        # Values and claims apart, and the claims by kind: where the benchmark holds claims
+        # only, so that a benchmark of values reports what it did.
+        kinds = [k.value for k in SpanKind]
+        by("span_kind", lambda s: s.span_kind.value, kinds.index)
+        claim_kinds = [k.value for k in ClaimKind]
+        for kind in sorted({s.claim_kind.value for s in spans if s.claim_kind is not None},
+                           key=claim_kinds.index):
+            idx = np.array([i for i, s in enumerate(spans)
+                            if s.claim_kind is not None and s.claim_kind.value == kind])
+            out.append(Group("claim_kind", kind, idx))
     return out
 
 

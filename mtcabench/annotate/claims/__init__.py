@@ -3,19 +3,14 @@
 - :func:`propose_claims` (``_propose``): claim targets in an agent's answers, typed by their
   wording, model-free (docs/claims.md, "The proposer").
 - :func:`annotation_sheet` (``_sheet``): a conversation as a person reads it to annotate.
-- :func:`read_annotations`, :func:`read_checks`, :func:`agreement` (``_annotations``): the two
-  passes of the annotated set as candidates and review decisions, and how far they agree.
+- :func:`read_annotations` (``_annotations``): pass 1 of the annotated set as candidates (pass
+  2, the checks, and the two passes' agreement: :mod:`mtcabench.review`).
 """
 
 from mtcabench.annotate.claims._annotations import (
     GUIDE_VERSION,
-    Agreement,
-    agreement,
     claim_annotator,
-    graph_of,
     read_annotations,
-    read_checks,
-    resolve_span,
 )
 from mtcabench.annotate.claims._propose import (
     KIND_RULES,
@@ -32,17 +27,12 @@ __all__ = [
     "GUIDE_VERSION",
     "KIND_RULES",
     "MIN_WORDS",
-    "Agreement",
     "ProposedClaim",
-    "agreement",
     "annotation_sheet",
     "claim_annotator",
     "claim_kind_of",
-    "graph_of",
     "is_claim",
     "message_region",
     "propose_claims",
     "read_annotations",
-    "read_checks",
-    "resolve_span",
 ]

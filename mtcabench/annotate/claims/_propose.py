@@ -9,12 +9,15 @@ with the kind of claim its wording says:
 2. **Clauses**: sentences, the lines of a listing and the parts of a line joined by ``;``
    (the lineage rules' :func:`~mtcabench.lineage.clauses`, which cut list markers, emphasis
    and closing punctuation).
-3. **Left out**: questions (a clause ending in ``?``, or opening with a question word), offers
-   and requests ("Would you like", "Please confirm", "Let me know", "If you ..."), greetings,
-   thanks and farewells, announcements of what the agent is about to do ("Let me check",
-   "One moment"), a listing's heading (a clause ending in ``:``), a field line of a record
-   ("Status: pending": the value is the lineage rules' span, not a claim), and clauses of fewer
-   than :data:`MIN_WORDS` words.
+3. **Left out**: questions (a clause ending in ``?``, or opening with a question word), offers,
+   requests and instructions to the user ("Would you like", "Please confirm", "Let me know",
+   "Turn airplane mode off"), conditionals ("If you ..."), greetings, thanks and farewells,
+   announcements of what the agent is about to do ("Let me check", "One moment"), a listing's
+   heading that only announces ("Here are the details:", "the following flights:"; one that
+   asserts, "You have three pending orders:", is kept), a field line of a record ("Status:
+   pending": the value is the lineage rules' span) unless its label names something worked
+   out ("Total refund: $1,515") or a sentence follows the label, tool calls written out, and
+   clauses of fewer than :data:`MIN_WORDS` words.
 4. **The kind**: the first of :data:`KIND_RULES` whose pattern the clause matches, in that
    order (a confirmation before a decision before an eligibility ...); a clause none matches
    is ``other``.
@@ -34,6 +37,8 @@ from mtcabench.model import ClaimKind, Conversation, Role, TargetSpan
 
 #: A clause of fewer words asserts too little to be a target ("Done.", "Sure thing").
 MIN_WORDS = 4
+#: Words after a field's label that make it a sentence rather than a value.
+SENTENCE_WORDS = 6
 #: The keys whose string value is the message of a turn written as a JSON object.
 MESSAGE_KEYS = ("message", "content", "response", "text", "answer")
 
@@ -63,17 +68,23 @@ _NOT_A_CLAIM = re.compile(_I + r"""^(?:
   | how\s+can\s+i | is\s+there\s+anything | anything\s+else
   | to\s+(?:proceed|continue|confirm|help|assist|get\s+started|turn|start|fix|do|enable
        |disable|check)\b
-  | (?:could|can|would)\s+you\b | do\s+you\b | you\s+(?:can|may|could|might|should)\b
+  | (?:could|can|would)\s+you\b | do\s+you\b
   | (?:run|reply|turn|tap|go|open|try|restart|reboot|toggle|share|provide|confirm|select
        |choose|enter|make\s+sure|note|check|send|tell|give|wait|allow|navigate|click|switch
        |enable|disable|remove|insert|reset|then|next|first|after\s+that|again)\b
   | that\s+will\s+(?:tell|show|help|let|allow|confirm)\b
   | \w+\(                                    # a tool call or code written out
 )""", re.VERBOSE)
+#: A heading that only announces what follows.
+_ANNOUNCES = re.compile(r"(?i)\b(?:following|below|details?|summary|here|options?|"
+                        r"breakdown|includes?|as follows|these)\b")
+#: A field label naming something worked out rather than copied.
+_DERIVED_LABEL = re.compile(r"(?i)\b(?:total|refund|amount|difference|balance|cost|"
+                            r"passengers|count|eligib|remaining|charge|fee|savings)\w*")
 #: Thanks for something the user did ("Thank you for the information"): no claim.
 _THANKS = re.compile(r"(?i)^(?:thank\s+you|thanks)(?:\s+(?:so|very)\s+much)?\s+for\b")
 #: A record's field line, "Status: pending" / "- **Total:** $230": a value, not a claim.
-_FIELD_LINE = re.compile(r"^[\w\s()/#'’-]{1,40}\**:")
+_FIELD_LINE = re.compile(r"^[\w\s()/#'’-]{1,40}\**:(?:\s|\*|$)")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 
 #: The kind of a claim by its wording: the first rule that matches, in this order.
@@ -170,9 +181,22 @@ def is_claim(text: str, after: str = "") -> bool:
     whole = text.strip().lstrip("*_#>-• ").strip().replace("’", "'")
     text = _OPENER.sub("", whole)
     closing = after.lstrip("*_ \"'”’)")[:1]
-    if len(_WORD.findall(text)) < MIN_WORDS or closing in ("?", ":") or text.endswith(("?", ":")):
+    if len(_WORD.findall(text)) < MIN_WORDS or closing == "?" or text.endswith("?"):
         return False
-    return not (_THANKS.match(whole) or _NOT_A_CLAIM.match(text) or _FIELD_LINE.match(text))
+    if _THANKS.match(whole) or _NOT_A_CLAIM.match(text):
+        return False
+    if closing == ":" or text.endswith(":"):
+        # A listing's heading: a claim when it asserts ("You have three pending orders"),
+        # not when it only announces ("Here are the details", "the following flights").
+        return not _ANNOUNCES.search(text)
+    field = _FIELD_LINE.match(text)
+    if field:
+        # A record's field line is a value ("Status: pending"), unless its label names what
+        # the agent worked out ("Total refund: $1,515") or a sentence follows the label
+        # (SENTENCE_WORDS words or more: "IFOYYZ: eligible for cancellation because ...").
+        label, rest = text[:field.end()], text[field.end():]
+        return bool(_DERIVED_LABEL.search(label)) or len(_WORD.findall(rest)) >= SENTENCE_WORDS
+    return True
 
 
 def propose_claims(conversation: Conversation) -> list[ProposedClaim]:

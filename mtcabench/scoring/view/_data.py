@@ -69,6 +69,8 @@ def view_data(benchmark: Benchmark, submissions: Sequence[str | Path]) -> dict:
         "start": units(s, s.span.turn, s.span.start), "end": units(s, s.span.turn, s.span.end),
         "type": s.dependency_type.value,
         "depth": s.depth, "hops": list(path_hops(s.graph)), "origin": s.origin.value,
+        # "value", or "claim: <claim kind>" (the span-kind facet reads both parts).
+        "kind": s.span_kind.value + (f": {s.claim_kind.value}" if s.claim_kind else ""),
         "source": s.source, "sources": list(s.sources),
         "gold": [[e.child, e.parent] for e in s.graph.edges],
         "evidence": [[c, p, units(s, p, a), units(s, p, b)]

@@ -79,11 +79,16 @@
       $(id).append(option("", all), ...values.map((v) => option(v, v)));
       $(id).hidden = values.length < 2;
     }
+    // The span-kind facet: values, claims, each claim kind; shown where the run holds claims.
+    const kinds = [...new Set(D.spans.map((s) => s.kind))].filter((k) => k !== "value").sort();
+    $("f-kind").append(option("", "values and claims"), option("value", "values"),
+      option("claim", "claims"), ...kinds.map((k) => option(k, k)));
+    $("f-kind").hidden = kinds.length === 0;
     $("f-method").append(option("all", "every method"),
       ...D.methods.map((m, k) => option(String(k), m.label)));
     $("f-disagree").disabled = M < 2;
     $("filters").addEventListener("submit", (e) => e.preventDefault());
-    for (const id of ["f-type", "f-depth", "f-domain", "f-agent", "f-method", "f-outcome", "f-disagree", "f-id"]) {
+    for (const id of ["f-type", "f-depth", "f-domain", "f-agent", "f-kind", "f-method", "f-outcome", "f-disagree", "f-id"]) {
       $(id).addEventListener(id === "f-id" ? "input" : "change", applyFilters);
     }
     const head = $("head");
@@ -122,6 +127,7 @@
     const depth = $("f-depth").value === "" ? null : Number($("f-depth").value);
     const domain = $("f-domain").value;
     const agent = $("f-agent").value;
+    const kind = $("f-kind").value;
     const method = $("f-method").value;
     const outcome = $("f-outcome").value;
     const onlyDisagree = $("f-disagree").checked;
@@ -134,6 +140,7 @@
       if (depth !== null && s.depth !== depth) continue;
       if (domain && D.conversations[s.conv].domain !== domain) continue;
       if (agent && D.conversations[s.conv].agent !== agent) continue;
+      if (kind && s.kind !== kind && !(kind === "claim" && s.kind.startsWith("claim:"))) continue;
       if (onlyDisagree && !disagree[i]) continue;
       if (outcome) {
         const [on, what] = outcome.split("-");

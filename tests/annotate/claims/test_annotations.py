@@ -7,7 +7,9 @@ import json
 
 import pytest
 
-from mtcabench.annotate.claims import agreement, graph_of, read_annotations, read_checks
+from mtcabench.annotate.claims import read_annotations
+from mtcabench.graph import graph_from_pairs
+from mtcabench.review import agreement, read_checks
 from mtcabench.errors import InputError
 from mtcabench.model import (
     Candidate,
@@ -110,7 +112,7 @@ def test_a_claim_is_never_checked_by_its_own_annotator(tmp_path, conversation):
         read_checks(p2, {CID: conversation}, candidates)
 
 
-def test_graph_of_orders_edges_and_nodes(conversation):
-    graph = graph_of(conversation, 6, [[2, 1], [6, 3], [3, 2], [6, 3]])
+def test_graph_from_pairs_orders_edges_and_nodes(conversation):
+    graph = graph_from_pairs(conversation, 6, [[2, 1], [6, 3], [3, 2], [6, 3]])
     assert [e.pair for e in graph.edges] == [(6, 3), (3, 2), (2, 1)]
     assert graph.nodes == [1, 2, 3, 6]

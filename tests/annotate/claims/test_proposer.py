@@ -52,10 +52,15 @@ def test_offers_questions_greetings_and_boilerplate_are_left_out(text):
     assert not is_claim(text)
 
 
-def test_a_clause_before_a_question_mark_or_a_colon_is_left_out():
+def test_questions_and_headings_that_only_announce_are_left_out():
     assert is_claim("The flight departs at noon from JFK")
     assert not is_claim("The flight departs at noon from JFK", after="?")
-    assert not is_claim("The flights that fit your dates are", after=":")
+    assert not is_claim("The flights that fit are the following", after=":")
+    # A heading that asserts is a claim; a field line is a value unless worked out.
+    assert is_claim("You have three pending orders that can be cancelled", after=":")
+    assert not is_claim("Flight number: HAT136 on May 20")
+    assert is_claim("**Total refund:** $1,515")
+    assert is_claim("IFOYYZ: eligible for cancellation because it was booked yesterday")
 
 
 @pytest.mark.parametrize(("text", "kind"), [
