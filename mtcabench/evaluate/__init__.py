@@ -9,7 +9,7 @@ pyproject.toml checks it). Behind it, four rooms:
   settings dataclass: :class:`AblationSettings`, ...), the engine
   that turns them into turn shares (:class:`Attributor`, :func:`load_attributor`);
 - ``methods/``: graph construction (:class:`Method`, :func:`register_method`, ``METHODS``:
-  tokengeist, flat, recency, first-user), the search itself (:func:`tokengeist`, :func:`flat`)
+  tokengeist, flat, recency, first-user, string-match), the search itself (:func:`tokengeist`, :func:`flat`)
   and the attribution of one conversation that ``trace`` and ``explain`` share
   (:func:`attribute_spans`; :func:`trace_conversation` writes it as submission entries);
 - ``runners/``: a whole benchmark (:func:`trace_benchmark`, :func:`merge_shards` for

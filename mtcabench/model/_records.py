@@ -104,7 +104,10 @@ class Annotator(_Model):
     @property
     def label(self) -> str:
         """A short label such as 'llm:gpt-4o@propose-v1' used as a model version."""
-        detail = self.model or self.person or self.rules_version or ""
+        if self.person:  # 'human:p1@claims-guide-1': who, and the guide they followed
+            guide = f"@{self.rules_version}" if self.rules_version else ""
+            return f"{self.name}:{self.person}{guide}"
+        detail = self.model or self.rules_version or ""
         version = f"@{self.prompt_version}" if self.prompt_version else ""
         return f"{self.name}:{detail}{version}" if detail else f"{self.name}{version}"
 

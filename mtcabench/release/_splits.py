@@ -83,9 +83,12 @@ def cap_spans(spans: list[BenchmarkSpan], cap: int, seed: int,
     """At most ``cap`` spans per conversation, drawn by ``random.Random(f"{seed}:{id}")`` from
     its spans in file order; and what the cap removed, per domain."""
     by_conv: dict[str, list[BenchmarkSpan]] = defaultdict(list)
+    # The cap is on values (the rules propose dozens in a verbose answer); every claim, a
+    # person's annotation, is kept, and counts toward no cap.
+    kept: list[BenchmarkSpan] = [s for s in spans if s.span_kind is SpanKind.CLAIM]
     for s in spans:
-        by_conv[s.conversation_id].append(s)
-    kept: list[BenchmarkSpan] = []
+        if s.span_kind is not SpanKind.CLAIM:
+            by_conv[s.conversation_id].append(s)
     removed: Counter = Counter()
     capped: Counter = Counter()
     for cid in sorted(by_conv):

@@ -146,7 +146,7 @@ class ScoreReport(Record):
     rows: list[ReportRow]
     floors: list[FloorReport] = Field(
         default_factory=list,
-        description="The model-free floors recency and first-user on the same spans, with the "
+        description="The model-free floors recency, first-user and string-match on the same spans, with the "
                     "same metrics and intervals; empty when scored with --no-floors (and in "
                     "reports written before floors were added).")
 

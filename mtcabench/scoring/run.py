@@ -79,7 +79,7 @@ def run_scoring(
     folder beside the first submission).
 
     With ``floors`` (the default), every submission's report, its table and its files also hold
-    the model-free floors recency and first-user (:mod:`mtcabench.baselines`) computed on the
+    the model-free floors recency, first-user and string-match (:mod:`mtcabench.baselines`) on the
     same spans, computed once for the run. The comparison (``compare``) is left as it is.
     """
     if average not in (*AVERAGES, "both"):

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Regenerate the whole benchmark, values and claims, from the raw runs and the committed
+# annotations: one command, the same bytes on a rerun.
+#
+#   scripts/build_benchmark.sh OUT [RAW_DIR]
+#
+# RAW_DIR (default ../shared/raw, or $MTCABENCH_RAW) holds tau-bench/ and tau2-bench/ as the
+# upstream files were copied there; every file is verified against the raw manifest (git blob
+# id, sha256) before it is read, and a file that differs is refused. OUT gets:
+#   raw/             the verified upstream files
+#   work/            every stage's output (conversations, candidates, decisions)
+#   release/<VERSION>/  the release: `datasets.load_dataset("OUT/release/<VERSION>", "claims")`
+# Stages (docs/release.md, docs/claims.md):
+#   1. ingest every runs file (TauBench, tau2-bench; the bare lists of later tau2 versions with
+#      the agent they name in their upstream file name, their domain from their policy);
+#   2. values: annotate lineage and the counterfactual split, accepted automatically (rules);
+#   3. claims: the annotated set (annotations/claims/): pass 1 as candidates, pass 2 (a second
+#      person's checks) as the review decisions;
+#   4. release build, split by task, the cap of 50 spans per conversation (values), every claim.
+# Uses `mtcabench` from .venv (scripts/setup.sh) or the PATH.
+set -euo pipefail
+[ $# -ge 1 ] && [ $# -le 2 ] || { echo "usage: scripts/build_benchmark.sh OUT [RAW_DIR]" >&2; exit 2; }
+checkout="$(cd "$(dirname "$0")/.." && pwd)"
+out="$(mkdir -p "$1" && cd "$1" && pwd)"
+raw="${2:-${MTCABENCH_RAW:-$checkout/../shared/raw}}"
+[ -d "$raw/tau-bench" ] && [ -d "$raw/tau2-bench" ] \
+  || { echo "error: $raw holds no tau-bench/ and tau2-bench/ folders; pass RAW_DIR" >&2; exit 2; }
+VERSION="${MTCABENCH_VERSION:-2.1.0}"
+mtca="$checkout/.venv/bin/mtcabench"
+[ -x "$mtca" ] || mtca="$(command -v mtcabench)" \
+  || { echo "error: no mtcabench: run scripts/setup.sh" >&2; exit 2; }
+log() { printf '[build_benchmark] %s\n' "$*" >&2; }
+run() { "$mtca" "$@"; }
+work="$out/work"
+rm -rf "$work" "$out/release/$VERSION"
+mkdir -p "$work"
+
+log "1/4 raw files, verified against the manifest"
+run raw fetch --source taubench --from "$raw/tau-bench" --dest "$out/raw"
+run raw fetch --source tau2 --from "$raw/tau2-bench" --dest "$out/raw"
+
+log "1/4 ingest"
+tb="$out/raw/taubench"; t2="$out/raw/tau2"
+run ingest taubench "$tb/gpt-4o-airline.json" --out "$work/tb-airline.jsonl"
+# TauBench retail runs name neither their agent nor (in the file) their domain: the domain is
+# read from the policy's title, the agent model is the upstream file's.
+run ingest taubench "$tb/retail-grok-3.json" --agent-model grok-3 --out "$work/tb-retail-grok-3.jsonl"
+run ingest taubench "$tb/retail-gpt-4.1-mini.json" --agent-model gpt-4.1-mini \
+  --out "$work/tb-retail-gpt-4.1-mini.jsonl"
+bare=()
+for f in "$t2"/*.json; do
+  case "$(basename "$f")" in *-adaptive.json) bare+=("$f") ;; esac
+done
+classic=()
+for f in "$t2"/*.json; do
+  case "$(basename "$f")" in *-adaptive.json) ;; *) classic+=("$f") ;; esac
+done
+run ingest tau2 "${classic[@]}" --out "$work/t2.jsonl"
+# The bare lists of simulations record no agent: the upstream file names claude-opus-4-6 run
+# by the adaptive agent (the wrapper files of the same agent call it adaptive_agent).
+run ingest tau2 "${bare[@]}" --agent-model claude-opus-4-6 --agent-implementation adaptive_agent \
+  --out "$work/t2-adaptive.jsonl"
+cat "$work"/tb-*.jsonl "$work/t2.jsonl" "$work/t2-adaptive.jsonl" > "$work/conversations.jsonl"
+
+log "2/4 values: lineage and the counterfactual split, accepted by rule"
+run annotate lineage --in "$work/conversations.jsonl" --out "$work/value-candidates.jsonl"
+run annotate counterfactual --in "$work/conversations.jsonl" --out "$work/cf-candidates.jsonl" \
+  --conversations-out "$work/cf-conversations.jsonl"
+cat "$work/conversations.jsonl" "$work/cf-conversations.jsonl" > "$work/all-conversations.jsonl"
+cat "$work/value-candidates.jsonl" "$work/cf-candidates.jsonl" > "$work/values.jsonl"
+run review auto-accept --candidates "$work/values.jsonl" \
+  --conversations "$work/all-conversations.jsonl" --out "$work/values-reviewed.jsonl"
+
+log "3/4 claims: the annotated set, pass 1 and its checks"
+ann="$checkout/annotations/claims"
+pass1=(); checks=()
+for f in "$ann"/pass1-*.jsonl; do pass1+=(-a "$f"); done
+for f in "$ann"/check-*.jsonl; do checks+=(--checks "$f"); done
+run annotate claims import -c "$work/conversations.jsonl" "${pass1[@]}" \
+  --out "$work/claim-candidates.jsonl"
+run review checks --candidates "$work/claim-candidates.jsonl" \
+  --conversations "$work/conversations.jsonl" "${checks[@]}" --out "$work/claims-reviewed.jsonl"
+
+log "4/4 release $VERSION"
+cat "$work/values.jsonl" "$work/claim-candidates.jsonl" > "$work/candidates.jsonl"
+cat "$work/values-reviewed.jsonl" "$work/claims-reviewed.jsonl" > "$work/reviewed.jsonl"
+run release build --version "$VERSION" --reviewed "$work/reviewed.jsonl" \
+  --conversations "$work/all-conversations.jsonl" --candidates "$work/candidates.jsonl" \
+  --out "$out/release" --split-by-task --max-spans-per-conversation 50
+log "done: $out/release/$VERSION (datasets.load_dataset(\"$out/release/$VERSION\", \"claims\"))"
