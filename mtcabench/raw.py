@@ -4,15 +4,26 @@ Files come from GitHub (``raw.githubusercontent.com`` at the pinned commit) or f
 folder (``--from DIR``). Either way a file is accepted only when its git blob id, and its
 sha256 where the manifest knows it, match; it is then written atomically into
 ``raw/data/<name>``. Fetched files are never committed (``raw/data/`` is git-ignored).
+
+A **modified** file (an upstream file that holds a credential) is named with the ids of the
+copy we use (``git_blob``, ``sha256``), the upstream file's own blob id
+(``upstream_git_blob``), the keys whose values were replaced (``removed``, dotted paths, each
+value now the text ``[removed]``) and a ``note``. Our copy is accepted as any file is; the
+upstream file (downloaded, or found under ``--from``) is accepted by its upstream blob id and
+then has those values replaced before it is checked against our copy's ids and written: the
+credential is never written.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from urllib.parse import quote
 
@@ -43,6 +54,15 @@ class RawFile:
     license: str
     sha256: str | None = None
     size: int | None = None
+    #: A modified file (see the module docstring): upstream's blob id, the keys replaced, why.
+    upstream_git_blob: str | None = None
+    removed: tuple[str, ...] = ()
+    note: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "removed", tuple(self.removed))
+        if self.removed and not (self.upstream_git_blob and self.sha256):
+            raise ValueError(f"{self.name}: a modified file names upstream_git_blob and sha256")
 
     @property
     def url(self) -> str:
@@ -89,6 +109,40 @@ def verify(entry: RawFile, data: bytes, origin: str) -> None:
         )
 
 
+#: What a removed value is replaced with.
+REMOVED = "[removed]"
+
+
+def remove_values(entry: RawFile, data: bytes) -> bytes:
+    """Upstream's bytes with the values at ``entry.removed`` replaced by ``"[removed]"``,
+    every other byte kept (each value's JSON text after its key, wherever that key holds it)."""
+    try:
+        value = loads(data)
+    except JSONError:
+        return data  # not JSON: verify() names the mismatch
+    for dotted in entry.removed:
+        *parents, key = dotted.split(".")
+        node: Any = value
+        for part in parents:
+            node = node.get(part) if isinstance(node, dict) else None
+        secret = node.get(key) if isinstance(node, dict) else None
+        if not isinstance(secret, str) or secret == REMOVED:
+            continue
+        pattern = re.compile(rb'("' + re.escape(key.encode()) + rb'"\s*:\s*)'
+                             + re.escape(json.dumps(secret).encode()))
+        data = pattern.sub(lambda m: m.group(1) + json.dumps(REMOVED).encode(), data)
+    return data
+
+
+def accepted(entry: RawFile, data: bytes, origin: str) -> bytes:
+    """The bytes to write for ``entry`` from ``data`` (a modified file's upstream bytes have
+    their removed values replaced first), verified against the manifest (ValidationFailed)."""
+    if entry.removed and git_blob_id(data) == entry.upstream_git_blob:
+        data = remove_values(entry, data)
+    verify(entry, data, origin)
+    return data
+
+
 def _find_local(entry: RawFile, folder: Path) -> Path | None:
     """Look for the file under its manifest name, its upstream path, the base name of either
     (a copy named as the manifest names it, ``airline-gpt-4.1.json``, or as upstream does),
@@ -99,7 +153,7 @@ def _find_local(entry: RawFile, folder: Path) -> Path | None:
     found = list(dict.fromkeys(c for c in candidates if c.is_file()))
     for candidate in found:
         try:
-            verify(entry, candidate.read_bytes(), str(candidate))
+            accepted(entry, candidate.read_bytes(), str(candidate))
             return candidate
         except ValidationFailed:
             continue
@@ -152,7 +206,7 @@ def fetch(
             data, origin = local.read_bytes(), str(local)
         else:
             data, origin = _download(entry, timeout), entry.url
-        verify(entry, data, origin)
+        data = accepted(entry, data, origin)
         target.parent.mkdir(parents=True, exist_ok=True)
         with atomic_write(target, "wb") as fh:
             fh.write(data)

@@ -18,6 +18,7 @@ from tests.support.paths import (
     CHROMIUM_ARGS,
     ROOT,
     SAMPLE,
+    release_2_tau2_files,
     tau2_folder,
     taubench_airline_path,
 )
@@ -144,7 +145,7 @@ def release_2(taubench_airline, tau2_results, tmp_path_factory) -> tuple[Path, P
     d = tmp_path_factory.mktemp("release-2")
     tb, t2, convs = d / "taubench.jsonl", d / "tau2.jsonl", d / "conversations.jsonl"
     _invoke("ingest", "taubench", taubench_airline, "--out", tb)
-    _invoke("ingest", "tau2", *sorted(tau2_results.glob("*-*.json")), "--out", t2)
+    _invoke("ingest", "tau2", *release_2_tau2_files(tau2_results), "--out", t2)
     convs.write_bytes(tb.read_bytes() + t2.read_bytes())
     return d, _release(d, convs, "--split-by-task", "--max-spans-per-conversation", "50")
 

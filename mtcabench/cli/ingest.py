@@ -13,6 +13,11 @@ from mtcabench.progress import err_console
 from mtcabench.terminal import shown
 from mtcabench.transcripts import format_names, formats_help
 
+def _say(line: str) -> None:
+    """A reader's line on where a name came from, on stderr (text from the input escaped)."""
+    err_console.print(shown(line))
+
+
 group = typer.Typer(help="Turn raw agent conversations into validated conversation records.",
                     no_args_is_help=True)
 
@@ -22,23 +27,39 @@ def taubench(
     paths: list[Path] = typer.Argument(..., help="TauBench historical trajectory files."),
     out: Path = options.out("Conversations file to write (JSONL)."),
     agent_model: str | None = typer.Option(
-        None, help="Agent model (default: from the file name <model>-<domain>.json)."),
-    domain: str | None = typer.Option(None, help="Domain (default: from the file name)."),
+        None, help="Agent model (default: from the file name, <model>-<domain>.json, "
+        "<domain>-<model>.json or tau-bench's tool-calling-<model>-<temperature>_range_...; "
+        "a line says so)."),
+    domain: str | None = typer.Option(
+        None, help="Domain (default: the runs' own, by their policy's title '# <Domain> agent "
+        "policy' and their tools; else a domain the file name starts or ends with, and a line "
+        "says so)."),
 ) -> None:
     """Ingest TauBench runs: one conversation per (domain, model, task, trial)."""
-    n = ingest_taubench(paths, out, agent_model=agent_model, domain=domain)
+    n = ingest_taubench(paths, out, agent_model=agent_model, domain=domain, report=_say)
     err_console.print(f"wrote {n} conversations to {shown(out)}")
 
 
 @group.command("tau2")
 def tau2(
-    paths: list[Path] = typer.Argument(..., help="tau2-bench results files ({info, tasks, "
-                                       "simulations})."),
+    paths: list[Path] = typer.Argument(..., help="tau2-bench files: results ({info, tasks, "
+                                       "simulations}), wrappers ({domain, agent, model, "
+                                       "simulations}) or bare lists of simulations."),
     out: Path = options.out("Conversations file to write (JSONL)."),
+    domain: str | None = typer.Option(
+        None, help="Domain of a bare list of simulations [default: the one its policy's title "
+        "'# <Domain> agent policy' names]."),
+    agent_model: str | None = typer.Option(
+        None, help="Agent model of a bare list of simulations (it does not record one)."),
+    agent_implementation: str | None = typer.Option(
+        None, help="Agent implementation of a bare list of simulations [default: none; its "
+        "ids say 'unnamed']."),
 ) -> None:
-    """Ingest tau2-bench results: one conversation per simulation, id by (domain, agent model,
-    agent implementation, task, trial), the system turn rebuilt from the domain's policy."""
-    n = ingest_tau2(paths, out)
+    """Ingest tau2-bench runs: one conversation per simulation, id by (domain, agent model,
+    agent implementation, task, trial), the system turn rebuilt from the policy the run was
+    given. A file that records a name refuses a flag giving another."""
+    n = ingest_tau2(paths, out, domain=domain, agent_model=agent_model,
+                    agent_implementation=agent_implementation, report=_say)
     err_console.print(f"wrote {n} conversations to {shown(out)}")
 
 

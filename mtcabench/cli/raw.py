@@ -21,7 +21,9 @@ def list_files(
 ) -> None:
     """List the manifest's files with repository, commit, blob id and licence."""
     for e in raw_sources.load_manifest(manifest):
-        typer.echo(plain(f"{e.name}\t{e.repo}@{e.commit[:12]}:{e.path}\tblob {e.git_blob}\t{e.license}"))
+        modified = f"\tmodified: {', '.join(e.removed)} removed" if e.removed else ""
+        typer.echo(plain(f"{e.name}\t{e.repo}@{e.commit[:12]}:{e.path}\tblob {e.git_blob}\t"
+                         f"{e.license}{modified}"))
 
 
 @group.command("fetch")

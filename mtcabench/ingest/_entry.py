@@ -6,7 +6,7 @@ The CLI and tests call these; a reader alone (``read_taubench``, ``read_confetti
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import chain
 from pathlib import Path
 
@@ -24,21 +24,29 @@ from mtcabench.transcripts import (
 
 def ingest_taubench(paths: Sequence[str | Path], out: str | Path, *,
                     agent_model: str | None = None, domain: str | None = None,
-                    progress: bool = True) -> int:
-    """TauBench trajectory files to one conversations file; returns how many were written."""
+                    progress: bool = True, report: Callable[[str], None] | None = None) -> int:
+    """TauBench trajectory files to one conversations file; returns how many were written.
+    ``report`` is handed each line saying that a domain or agent model came from a file name
+    (:func:`mtcabench.transcripts.read_taubench`)."""
     check_outputs_are_not_inputs(paths, [out])
-    convs = chain.from_iterable(read_taubench(p, agent_model=agent_model, domain=domain)
+    convs = chain.from_iterable(read_taubench(p, agent_model=agent_model, domain=domain,
+                                              report=report)
                                 for p in paths)
     with tracked(convs, "ingest taubench", enabled=progress) as items:
         return write_conversations(out, items)
 
 
-def ingest_tau2(paths: Sequence[str | Path], out: str | Path, *, progress: bool = True) -> int:
-    """tau2-bench results files to one conversations file, every simulation a conversation
-    (:mod:`mtcabench.transcripts._tau2`); returns how many were written. A bad file, or two
-    runs of one id across the files, writes nothing."""
+def ingest_tau2(paths: Sequence[str | Path], out: str | Path, *, domain: str | None = None,
+                agent_model: str | None = None, agent_implementation: str | None = None,
+                progress: bool = True, report: Callable[[str], None] | None = None) -> int:
+    """tau2-bench files of any layout to one conversations file, every simulation a
+    conversation (:mod:`mtcabench.transcripts._tau2`); returns how many were written.
+    ``domain``, ``agent_model``, ``agent_implementation``: what a bare list of simulations
+    does not record. A bad file, or two runs of one id across the files, writes nothing."""
     check_outputs_are_not_inputs(paths, [out])
-    convs = chain.from_iterable(read_tau2(p) for p in paths)
+    convs = chain.from_iterable(
+        read_tau2(p, domain=domain, agent_model=agent_model,
+                  agent_implementation=agent_implementation, report=report) for p in paths)
     with tracked(convs, "ingest tau2", enabled=progress) as items:
         return write_conversations(out, items)
 

@@ -52,7 +52,9 @@ class RuleSet:
     domains: tuple[tuple[str, frozenset[str]], ...] | None = None
     #: Retail's and telecom's values (v4): phone numbers a user types, data amounts
     #: ("15.1 GB" is ``"data_used_gb": 15.1``), and short money amounts of tool results
-    #: ("$4.00" is ``"charge": "4.0"``), which become spans only where written as "$4".
+    #: ("$4.00" is ``"charge": "4.0"``), which become spans only where written as "$4";
+    #: medical's: the record ids a user types ("PS-84201", "PC-20160314-ECW") and triage
+    #: levels ("ESI-3"), one value each.
     domain_vocabulary: bool = False
     #: An order's status that the order's record contradicts ("Order #W4284542 is
     #: delivered" where it is pending) and an item's price that the item's record
@@ -100,7 +102,10 @@ RULE_SETS: dict[str, RuleSet] = {
                           domains=(
                               # airports, the airline's tiers and its 24-hour window
                               ("code_glosses", frozenset({"airline"})),
-                              ("domain_vocabulary", frozenset({"retail", "telecom"})),
+                              # medical and medical_triage: their record ids (issue 45;
+                              # no output of v4 on the earlier domains changes)
+                              ("domain_vocabulary", frozenset({"retail", "telecom", "medical",
+                                                               "medical_triage"})),
                               ("membership_claims", frozenset({"airline"})),
                               ("elapsed_claims", frozenset({"airline"})),
                               ("order_claims", frozenset({"retail"})),

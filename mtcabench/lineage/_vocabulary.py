@@ -211,8 +211,9 @@ class Vocabulary:
         keys = []
         if self.applies("domain_vocabulary"):
             # "555-123-2002", "#W8665881": a phone number and an order id a user types are
-            # one value each, as the tool results write them (not the numbers inside them)
-            for m in _DOMAIN_TOKEN.finditer(text):
+            # one value each, as the tool results write them (not the numbers inside them);
+            # in the medical domains a patient id "PS-84201" or a triage level "ESI-3"
+            for m in _DOMAIN_TOKENS.get(self.domain, _DOMAIN_TOKEN).finditer(text):
                 keys.append(self._add(make_value(m.group()), turn))
         for m in _FREE_TOKEN.finditer(text):
             if _ORDINAL.fullmatch(m.group()):
@@ -232,6 +233,14 @@ _MONEY_KEY = re.compile(r"(?:^|_)(?:price|amount|total|balance|charge|refund|fee
                         r"credit)(?:_|$)")
 #: A phone number (telecom) and an order id (retail) in free text, as one token each.
 _DOMAIN_TOKEN = re.compile(r"(?<![\w-])(?:\d{3}-\d{3}-\d{4}|#W\d{7})(?![\w-])")
+#: A record id or a triage level in the medical domains (tau2's medical_triage, and the runs
+#: named medical): upper-case letters, a hyphen, then upper-case letters and digits in one or
+#: more hyphenated parts holding a digit ("PT-20451", "PC-20160314-ECW", "ESI-3"); a phone
+#: number as in telecom.
+_MEDICAL_TOKEN = re.compile(r"(?<![\w-])(?:\d{3}-\d{3}-\d{4}|[A-Z]{1,4}-(?=[A-Z0-9-]*\d)"
+                            r"[A-Z0-9]+(?:-[A-Z0-9]+)*)(?![\w-])")
+#: The free-text tokens of each domain whose vocabulary has its own (others: _DOMAIN_TOKEN).
+_DOMAIN_TOKENS = {"medical": _MEDICAL_TOKEN, "medical_triage": _MEDICAL_TOKEN}
 
 
 def _numeric(leaf: Any) -> Decimal | None:

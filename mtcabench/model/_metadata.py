@@ -17,7 +17,8 @@ from typing import Any
 #: Every key a reader may write into ``Conversation.metadata``, with what it holds.
 METADATA_KEYS: dict[str, str] = {
     "origin": "where the conversation was read: the file's name, the format and the log's "
-              "own ids (a run's position, a trace id, a sample id and epoch, a simulation id)",
+              "own ids (a run's position, a trace id, a sample id and epoch, a simulation id); "
+              "for tau2-bench's later layouts, the layout (wrapper, list)",
     "reward": "the run's reward as its benchmark scored it (TauBench, tau2-bench)",
     "termination_reason": "why the run ended (tau2-bench: user_stop, max_steps, "
                           "too_many_errors, ...)",
@@ -26,7 +27,10 @@ METADATA_KEYS: dict[str, str] = {
     "expected_outputs": "what the task expects the agent to tell the user (TauBench's "
                         "task outputs, tau2-bench's communicate_info)",
     "system_turn": "how turn 0 was made where the log does not hold the system prompt "
-                   "(tau2-bench): {rebuilt, template, instruction}",
+                   "(tau2-bench): {rebuilt, template, instruction}, and policy_from where a "
+                   "run without a policy of its own was given its file's",
+    "unscored": "tau2-bench: true where the run has no reward_info (an error run its "
+                "benchmark did not score; termination_reason says why)",
     "dialog_id": "ConFETTI: the dialog id of the longest prefix the dialog was rebuilt from",
     "record_ids": "ConFETTI: the ids of every prefix record of the dialog",
     "function": "ConFETTI: the tool schemas the dialog offers the model",

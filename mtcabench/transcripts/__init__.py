@@ -79,6 +79,7 @@ from mtcabench.transcripts._registry import (
     get_format,
     register_format,
 )
+from mtcabench.transcripts._domains import DOMAIN_TOOLS, policy_domain, run_domain
 from mtcabench.transcripts._source import Source, load
 from mtcabench.transcripts._targets import last_answer, target_span
 from mtcabench.transcripts._tau2 import conversation_id as tau2_id
@@ -90,6 +91,7 @@ from mtcabench.transcripts._turns import TurnBuilder, check_text
 
 __all__ = [
     "BUILT_IN",
+    "DOMAIN_TOOLS",
     "FORMATS",
     "NO",
     "PLAUSIBLE",
@@ -113,12 +115,14 @@ __all__ = [
     "id_stems",
     "last_answer",
     "load",
+    "policy_domain",
     "read_confetti",
     "read_conversations",
     "read_tau2",
     "read_taubench",
     "read_transcript",
     "register_format",
+    "run_domain",
     "check_text",
     "target_span",
     "tau2_id",

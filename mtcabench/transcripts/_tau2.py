@@ -1,47 +1,78 @@
-"""tau2-bench results files: one JSON object ``{info, tasks, simulations}``, every simulation
-a conversation (``ingest tau2``, ``ingest transcripts``, ``explain``; the Tracer takes its
+"""tau2-bench runs, in the three layouts tau2 has written them, every simulation a
+conversation (``ingest tau2``, ``ingest transcripts``, ``explain``; the Tracer takes their
 messages one at a time).
+
+**Layouts** (each file's is told from its shape):
+
+- **results** ``{info, tasks, simulations}``: the run's settings in ``info`` (domain
+  ``environment_info.domain_name``, policy ``environment_info.policy``, agent model
+  ``agent_info.llm``, agent ``agent_info.implementation``), the tasks with their ground truth.
+- **wrapper** ``{domain, agent, model, total_tasks, passed, pass_rate, simulations}``
+  (later tau2 versions): no ``info``, no ``tasks``; each simulation carries its own
+  ``policy``.
+- **bare list** of such simulations: nothing names the domain, the agent or the model. The
+  agent model comes from the user (``--agent-model``; no file name is read for it), the
+  domain from ``--domain`` or else from the title of each run's policy (``# Medical Triage
+  Agent Policy`` -> ``medical_triage``) checked against its tools
+  (:mod:`~mtcabench.transcripts._domains`); the agent from ``--agent-implementation``, else
+  none (the record's ``agent_implementation`` is None, its id says ``unnamed``). A file that
+  records a name refuses a flag that gives another one.
 
 The mapping, beside the one every format follows (:mod:`mtcabench.transcripts`):
 
-- **Turn 0 is rebuilt**: the file does not hold the system prompt. tau2's default agent
-  (``info.agent_info.implementation`` ``llm_agent``) builds it from the domain's policy
-  (``info.environment_info.policy``) as ``<instructions>\\n{instruction}\\n</instructions>\\n
-  <policy>\\n{policy}\\n</policy>``, with the agent instruction of the tau2 version that ran
-  (:data:`INSTRUCTIONS`, by ``info.git_commit``); so is turn 0 here, and
-  ``metadata.system_turn`` says so (``{rebuilt: true, template: llm_agent, instruction}``).
-  Other agents (``experimental_agent``, ``ironforge``, ``whissle``, ...) used prompts of
-  their own that the file does not hold: turn 0 is the policy alone, and
-  ``metadata.system_turn`` says that (``{rebuilt: true, template: policy-only}``).
+- **Turn 0 is rebuilt**: no file holds the system prompt. It is made from the policy the run
+  was given: a simulation's own ``policy`` where it has one, else its file's (``info``'s; in
+  the later layouts, an error run without one gets the policy its file's runs share,
+  ``metadata.system_turn.policy_from`` says so). tau2's default agent
+  (``llm_agent``) builds it as ``<instructions>\n{instruction}\n</instructions>\n
+  <policy>\n{policy}\n</policy>``, with the agent instruction of the tau2 version that ran
+  (:data:`INSTRUCTIONS`, by ``info.git_commit``); tau2's solo agent (``llm_agent_solo``, a
+  ticket worked with no user) adds ``<ticket>\n{the task's ticket}\n</ticket>`` after the
+  policy (:data:`SOLO_TEMPLATE`); ``metadata.system_turn`` says which (``{rebuilt: true,
+  template, instruction}``). Other agents (``experimental_agent``, ``ironforge``,
+  ``whissle``, ``adaptive_agent``, ...) used prompts of their own that the file does not
+  hold: turn 0 is the policy alone (``{rebuilt: true, template: policy-only}``).
 - **Messages in order**, the agent's greeting first: ``assistant`` and ``user`` messages are
   their turns, their content kept exactly as written (some agents write JSON objects,
   ``{"message": ...}``: span offsets index what the model produced); ``tool_calls`` are
   ``{id, name, arguments (an object), requestor}``. A **user's** calls (telecom: the user
-  toggles settings on their own phone) are calls of the user turn.
+  toggles settings on their own phone) are calls of the user turn. A solo run has no user
+  turn at all. Only these fields are read, by name: a message's ``raw_data`` (the provider's
+  response), ``usage``, ``cost``, timing and speech fields, a simulation's ``info``, costs,
+  reviews and settings, and a wrapper's tallies never reach a record.
 - **A tool message** (``{role: tool, id, content, requestor, error}``) answers the call with
   its ``id``, issued by the turn whose role its ``requestor`` names; an error result's
   content is its message.
+- **An error run** (``reward_info`` null, and no messages: the run never started) is read as
+  its system turn alone and marked ``metadata.unscored``; a scored run without messages is
+  refused. A run with ``reward_info`` null and messages is read as any other, marked alike.
 - **Refused**, one line naming the file, the simulation and the message: a result answering
   no call or a call already answered, a call id reused while its call is unanswered (ids may
   be reused once answered, as some agents do), a requestor that is not the caller, an
   unknown role, content that is not text, arguments that are not an object, a missing
   policy, domain, agent model or implementation (a domain or implementation holding ``/``:
-  they are parts of the ids), a task the file's tasks do not hold.
+  they are parts of the ids), a task the file's tasks do not hold, a solo run whose task
+  has no ticket, a bare list whose domain nothing tells.
 
 Ids: ``tau2/<domain>/<agent model>/<implementation>/task-<task>/trial-<trial>``, so that two
 submissions of one model (claude-opus-4-6 by two agents) do not collide. Metadata, by name
-(:data:`~mtcabench.model.METADATA_KEYS`): origin (file, run position, simulation id), reward,
-termination reason, the task's expected actions and outputs, how turn 0 was made; never the
-run's settings (``info``, ``llm_args``: one upstream file holds a provider key there).
+(:data:`~mtcabench.model.METADATA_KEYS`): origin (file, run position, simulation id, and the
+layout where it is not the results file), reward, unscored, termination reason, the task's
+expected actions and outputs (results files: the later layouts hold no tasks), how turn 0
+was made; never the run's settings (``info``, ``llm_args``: one upstream file holds a
+provider key there).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mtcabench.errors import InputError
 from mtcabench.model import Conversation, Turn, conversation_metadata
+from mtcabench.transcripts._domains import policy_domain, run_domain
 from mtcabench.transcripts._registry import NO, SURE, LogFormat, register_format
 from mtcabench.transcripts._source import Source, load_json
 from mtcabench.transcripts._tasks import expected_actions, expected_outputs
@@ -72,11 +103,37 @@ INSTRUCTIONS = {
         "helpful and always follow the policy. Always make sure you generate valid JSON only."),
 }
 #: The instruction of a run's tau2 version (``info.git_commit``); any other: the released one.
-INSTRUCTION_OF_COMMIT = {"b02b509367e8436f956c334741ac7cf7c9f5dabe": "b02b509"}
+#: Each commit's ``AGENT_INSTRUCTION`` was read at that commit (1a7f63a: the qwen2.5 retries,
+#: 4df5527: the solo runs' version, both of the model-training branch's text).
+INSTRUCTION_OF_COMMIT = {"b02b509367e8436f956c334741ac7cf7c9f5dabe": "b02b509",
+                         "1a7f63af36313b9e8f12acf0f0f7a1c1af1796b6": "b02b509",
+                         "4df5527c67c90f6d0afc05b89cc7415952c2c11d": "b02b509"}
 RELEASED_INSTRUCTION = "37199f3"
+#: tau2's agent that works a task's ticket alone, with no user (``LLMSoloAgent``): its system
+#: prompt (SYSTEM_PROMPT_SOLO) holds the task's ticket after the policy.
+SOLO_AGENT = "llm_agent_solo"
+SOLO_TEMPLATE = ("<instructions>\n{instruction}\n</instructions>\n<policy>\n{policy}\n"
+                 "</policy>\n<ticket>\n{ticket}\n</ticket>")
+#: The solo agent's instruction (AGENT_SOLO_INSTRUCTION, its stop tool ``done`` filled in), the
+#: same text at both commits of the upstream solo runs (b02b509, 4df5527).
+SOLO_INSTRUCTION = (
+    "You are a customer service agent that helps the user according to the <policy> provided "
+    "below.\nYou will be provided with a <ticket> that contains the user's request.\nYou will "
+    "need to plan and call the appropriate tools to solve the ticket.\n\nYou cannot "
+    "communicate with the user, only make tool calls.\nOnly tool calls are allowed, do not "
+    "output anything else.\n\nStop when you consider that you have solved the ticket.\nTo do "
+    "so, send a message containing a single tool call to the `done` tool. Do not include any "
+    "other tool calls in this last message.\n\nAlways follow the policy. Always make sure you "
+    "generate valid JSON only.")
+#: The id part of an agent implementation that a bare list of simulations does not name (and
+#: ``--agent-implementation`` did not give); the record's ``agent_implementation`` is None.
+UNNAMED = "unnamed"
 #: The roles of a simulation's messages (tau2 keeps the system prompt out of them).
 ROLES = ("assistant", "user", "tool")
 _FIX = "fix the tool message's id"
+#: The three layouts, as errors name them.
+LAYOUTS = ("a results object {info, tasks, simulations}, a wrapper {domain, agent, model, "
+           "simulations} or a bare list of simulations")
 
 
 def conversation_id(domain: str, model: str, implementation: str, task_id: str,
@@ -85,8 +142,12 @@ def conversation_id(domain: str, model: str, implementation: str, task_id: str,
     return f"{SOURCE}/{domain}/{model}/{implementation}/task-{task_id}/trial-{trial}"
 
 
-def system_turn(policy: str, implementation: str, commit: Any) -> tuple[str, dict[str, Any]]:
+def system_turn(policy: str, implementation: str | None, commit: Any,
+                ticket: str | None = None) -> tuple[str, dict[str, Any]]:
     """Turn 0's text and ``metadata.system_turn`` (see the module docstring)."""
+    if implementation == SOLO_AGENT and ticket is not None:
+        return (SOLO_TEMPLATE.format(instruction=SOLO_INSTRUCTION, policy=policy, ticket=ticket),
+                {"rebuilt": True, "template": SOLO_AGENT, "instruction": "solo"})
     if implementation != DEFAULT_AGENT:
         return policy, {"rebuilt": True, "template": "policy-only"}
     key = INSTRUCTION_OF_COMMIT.get(commit, RELEASED_INSTRUCTION) if isinstance(
@@ -104,53 +165,133 @@ def _object(parent: Any, key: str, where: str) -> dict:
     value = parent.get(key) if isinstance(parent, dict) else None
     if not isinstance(value, dict):
         raise InputError(f"{where}: has no {key!r} object; is this a tau2-bench results file "
-                         "({info, tasks, simulations})?")
+                         f"({LAYOUTS})?")
     return value
 
 
-def _name(parent: dict, key: str, where: str, what: str, *, segment: bool = True) -> str:
-    """A name the file gives; ``segment``: one part of the ids, so no ``/`` (an agent model
-    may hold one, ``deepseek/deepseek-chat``: the parts around it are fixed)."""
-    value = parent.get(key)
+def _checked(value: Any, at: str, what: str, *, segment: bool = True,
+             fix: str = "a tau2-bench results file names it") -> str:
+    """A name the file (or a flag) gives; ``segment``: one part of the ids, so no ``/`` (an
+    agent model may hold one, ``deepseek/deepseek-chat``: the parts around it are fixed)."""
     if not isinstance(value, str) or not value.strip():
-        raise InputError(f"{where}.{key}: {what} is missing (got {_shown(value)}); a "
-                         "tau2-bench results file names it")
+        raise InputError(f"{at}: {what} is missing (got {_shown(value)}); {fix}")
     if not value.isprintable():
-        raise InputError(f"{where}.{key}: {what} {value!r} holds a control character")
+        raise InputError(f"{at}: {what} {value!r} holds a control character")
     if segment and "/" in value:
-        raise InputError(f"{where}.{key}: {what} {value!r} holds a '/', which would make "
+        raise InputError(f"{at}: {what} {value!r} holds a '/', which would make "
                          "conversation ids ambiguous")
     return value
 
 
-class _Run:
-    """What every simulation of one results file shares: its settings, read by name."""
+def _name(parent: dict, key: str, where: str, what: str, *, segment: bool = True) -> str:
+    return _checked(parent.get(key), f"{where}.{key}", what, segment=segment)
 
-    def __init__(self, path: Path, value: Any):
+
+@dataclass
+class Given:
+    """What the user names for a file that does not record it (``ingest tau2``'s flags)."""
+
+    domain: str | None = None
+    agent_model: str | None = None
+    agent_implementation: str | None = None
+
+    def checked(self) -> Given:
+        for value, flag, what, segment in (
+                (self.domain, "--domain", "the domain", True),
+                (self.agent_model, "--agent-model", "the agent model", False),
+                (self.agent_implementation, "--agent-implementation",
+                 "the agent implementation", True)):
+            if value is not None:
+                _checked(value, flag, what, segment=segment)
+        return self
+
+
+def _recorded(path: Path, recorded: str, given: str | None, flag: str, what: str) -> str:
+    """A name the file records; a flag naming another is refused (the file knows better)."""
+    if given is not None and given != recorded:
+        raise InputError(f"{path}: the file records {what} {recorded!r}, but {flag} gives "
+                         f"{given!r}; ingest it without {flag} (or apart from the files that "
+                         "need it)")
+    return recorded
+
+
+def _policy(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
+
+
+class _Run:
+    """What every simulation of one file shares, read by name in each layout (see the module
+    docstring): ``layout`` ``results``, ``wrapper`` or ``list``."""
+
+    def __init__(self, path: Path, value: Any, given: Given | None = None):
         self.path = path
-        if not isinstance(value, dict):
-            raise InputError(f"{path} ({TITLE}): expected a results object {{info, tasks, "
-                             f"simulations}}, got {type(value).__name__}")
+        given = (given or Given()).checked()
+        self.given = given
+        self.report: Callable[[str], None] | None = None
+        self.tasks: dict[str, dict] | None = None
+        self.policy: str | None = None  # the file's policy (results: info's)
+        self.commit: Any = None
+        self.domain: str | None = None
+        if isinstance(value, list):
+            self.layout, sims = "list", value
+            self.model = given.agent_model
+            if self.model is None:
+                raise InputError(f"{path} ({TITLE}): a bare list of simulations does not record "
+                                 "its agent model; pass --agent-model (and "
+                                 "--agent-implementation to name the agent)")
+            self.implementation = given.agent_implementation
+        elif isinstance(value, dict) and "info" not in value and isinstance(
+                value.get("simulations"), list) and {"domain", "agent", "model"} & value.keys():
+            self.layout, sims = "wrapper", value["simulations"]
+            self.domain = _recorded(path, _checked(value.get("domain"), f"{path}: 'domain'",
+                                                   "the domain"),
+                                    given.domain, "--domain", "the domain")
+            self.model = _recorded(path, _checked(value.get("model"), f"{path}: 'model'",
+                                                  "the agent model", segment=False),
+                                   given.agent_model, "--agent-model", "the agent model")
+            self.implementation = _recorded(
+                path, _checked(value.get("agent"), f"{path}: 'agent'",
+                               "the agent implementation"),
+                given.agent_implementation, "--agent-implementation", "the agent")
+        elif isinstance(value, dict):
+            self.layout = "results"
+            sims = self._results(value, given)
+        else:
+            raise InputError(f"{path} ({TITLE}): expected {LAYOUTS}, got "
+                             f"{type(value).__name__}")
+        if not isinstance(sims, list):
+            raise InputError(f"{path}: 'simulations' is not a list of runs")
+        self.simulations = sims
+        if self.layout != "results":
+            # A run without a policy of its own (an error run) was given the one its file's
+            # other runs share; the domain of a bare list is the one their titles name.
+            policies = {p for s in sims if isinstance(s, dict) and (p := _policy(s.get("policy")))}
+            self.policy = next(iter(policies)) if len(policies) == 1 else None
+        self._systems: dict[tuple[str, str | None], tuple[str, dict[str, Any]]] = {}
+
+    def _results(self, value: dict, given: Given) -> Any:
+        path = self.path
         info = _object(value, "info", f"{path}")
         env = _object(info, "environment_info", f"{path}: info")
         agent = _object(info, "agent_info", f"{path}: info")
-        self.domain = _name(env, "domain_name", f"{path}: info.environment_info", "the domain")
+        self.domain = _recorded(path, _name(env, "domain_name", f"{path}: info.environment_info",
+                                            "the domain"), given.domain, "--domain", "the domain")
         policy = env.get("policy")
         if not isinstance(policy, str) or not policy.strip():
             got = "empty text" if isinstance(policy, str) else type(policy).__name__
             raise InputError(f"{path}: info.environment_info.policy is missing (got {got}); "
                              "the system turn is rebuilt from the domain's policy")
-        self.model = _name(agent, "llm", f"{path}: info.agent_info", "the agent model",
-                           segment=False)
-        self.implementation = _name(agent, "implementation", f"{path}: info.agent_info",
-                                    "the agent implementation")
-        self.system, self.system_meta = system_turn(policy, self.implementation,
-                                                    info.get("git_commit"))
+        self.policy = policy
+        self.model = _recorded(path, _name(agent, "llm", f"{path}: info.agent_info",
+                                           "the agent model", segment=False),
+                               given.agent_model, "--agent-model", "the agent model")
+        self.implementation = _recorded(
+            path, _name(agent, "implementation", f"{path}: info.agent_info",
+                        "the agent implementation"),
+            given.agent_implementation, "--agent-implementation", "the agent")
+        self.commit = info.get("git_commit")
         self.tasks = self._tasks(value.get("tasks"))
-        sims = value.get("simulations")
-        if not isinstance(sims, list):
-            raise InputError(f"{path}: 'simulations' is not a list of runs")
-        self.simulations = sims
+        return value.get("simulations")
 
     def _tasks(self, tasks: Any) -> dict[str, dict]:
         if not isinstance(tasks, list):
@@ -165,6 +306,57 @@ class _Run:
                 raise InputError(f"{self.path}: task {k}: task id {_shown(tid)} appears twice")
             out[tid] = task
         return out
+
+    def domain_of(self, sim: dict, where: str) -> str:
+        """The domain of one simulation: the file's; in a bare list, --domain, else the one
+        its policy's title names (and its tools do not contradict), else the one its file's
+        other runs' policies share."""
+        if self.domain is not None:
+            return self.domain
+        policy = _policy(sim.get("policy"))
+        found = policy_domain(policy) if self.given.domain is not None else run_domain(
+            policy, _tools(sim), where)
+        if self.given.domain is not None:
+            if found is not None and found != self.given.domain and self.report is not None:
+                self.report(f"{self.path}: domain {self.given.domain!r} as given by --domain; "
+                            f"the runs' policy names {found!r}")
+                self.report = None  # said once per file
+            return self.given.domain
+        if found is None and policy is None:
+            found = policy_domain(self.policy)
+        if found is None:
+            raise InputError(f"{where}: cannot tell the domain: a bare list of simulations does "
+                             "not record it, its policy has no '# <Domain> agent policy' title "
+                             "and its tools are no known domain's; pass --domain")
+        return _checked(found, f"{where}: the policy's title", "the domain")
+
+    def system(self, sim: dict, task: dict | None, where: str) -> tuple[str, dict[str, Any]]:
+        """Turn 0 of one simulation and how it was made: its own policy where it has one,
+        else its file's."""
+        own = _policy(sim.get("policy"))
+        policy = own or self.policy
+        if policy is None:
+            raise InputError(f"{where}: has no policy, and the runs of its file do not share "
+                             "one; the system turn is the policy the run was given")
+        ticket = task.get("ticket") if isinstance(task, dict) else None
+        if self.implementation == SOLO_AGENT and not (isinstance(ticket, str) and ticket.strip()):
+            raise InputError(f"{where}: its task has no 'ticket'; the solo agent's system "
+                             "prompt is the policy and the task's ticket")
+        key = (policy, ticket if self.implementation == SOLO_AGENT else None)
+        if key not in self._systems:
+            self._systems[key] = system_turn(policy, self.implementation, self.commit, key[1])
+        text, meta = self._systems[key]
+        if own is None and self.layout != "results":
+            meta = {**meta, "policy_from": "the file's other runs"}
+        return text, meta
+
+
+def _tools(sim: dict) -> list[str]:
+    """The names of the tools a simulation called, as given (read and checked later)."""
+    messages = sim.get("messages")
+    return [c["name"] for m in (messages if isinstance(messages, list) else [])
+            if isinstance(m, dict) and isinstance(m.get("tool_calls"), list)
+            for c in m["tool_calls"] if isinstance(c, dict) and isinstance(c.get("name"), str)]
 
 
 def task_key(value: Any) -> str | None:
@@ -187,24 +379,32 @@ def _simulation(run: _Run, k: int, sim: Any) -> Conversation:
         raise InputError(f"{where} (task {_shown(task_id)}): 'trial' is {_shown(trial)}, "
                          "expected a whole number")
     where += f" (task {_shown(task_id)}, trial {trial})"
-    task = run.tasks.get(task_id)
-    if task is None:
-        raise InputError(f"{where}: its task is not among the file's tasks")
+    task = None
+    if run.tasks is not None:
+        task = run.tasks.get(task_id)
+        if task is None:
+            raise InputError(f"{where}: its task is not among the file's tasks")
     messages = sim.get("messages")
-    if not isinstance(messages, list) or not messages:
+    unscored = sim.get("reward_info") is None
+    # A run that never started (an infrastructure error: no reward, no messages) is read as its
+    # system turn alone, marked unscored; a scored run without messages is a broken file.
+    if not isinstance(messages, list) or not (messages or unscored):
         raise InputError(f"{where}: 'messages' is not a non-empty list of messages")
-    cid = conversation_id(run.domain, run.model, run.implementation, task_id, trial)
+    domain = run.domain_of(sim, where)
+    cid = conversation_id(domain, run.model, run.implementation or UNNAMED, task_id, trial)
     builder = TurnBuilder(f"{where} ({cid})")
-    builder.system(run.system, f"{where}, the rebuilt system turn")
+    system, system_meta = run.system(sim, task, where)
+    builder.system(system, f"{where}, the rebuilt system turn")
     for j, m in enumerate(messages):
         read_message(builder, m, f"{where}, message {j}")
     return builder.conversation(
-        id=cid, source=SOURCE, domain=run.domain, agent_model=run.model,
+        id=cid, source=SOURCE, domain=domain, agent_model=run.model,
         agent_implementation=run.implementation, task_id=task_id, trial=trial,
-        metadata=_metadata(run, k, sim, task, where))
+        metadata=_metadata(run, k, sim, task, where, system_meta, unscored))
 
 
-def _metadata(run: _Run, k: int, sim: dict, task: dict, where: str) -> dict[str, Any]:
+def _metadata(run: _Run, k: int, sim: dict, task: dict | None, where: str,
+              system_meta: dict[str, Any], unscored: bool) -> dict[str, Any]:
     reward_info = sim.get("reward_info")
     reward = reward_info.get("reward") if isinstance(reward_info, dict) else None
     if reward is not None and (isinstance(reward, bool) or not isinstance(reward, (int, float))):
@@ -212,18 +412,21 @@ def _metadata(run: _Run, k: int, sim: dict, task: dict, where: str) -> dict[str,
     reason = sim.get("termination_reason")
     if reason is not None and not (isinstance(reason, str) and reason.isprintable()):
         raise InputError(f"{where}: termination_reason is {_shown(reason)}, expected text")
-    criteria = task.get("evaluation_criteria")
+    criteria = task.get("evaluation_criteria") if isinstance(task, dict) else None
     criteria = criteria if isinstance(criteria, dict) else {}
     sid = sim.get("id")
     origin = {"file": run.path.name, "format": NAME, "run": k}
+    if run.layout != "results":
+        origin["layout"] = run.layout
     if isinstance(sid, str) and sid.isprintable():
         origin["simulation_id"] = sid
     return conversation_metadata(
-        origin=origin, reward=reward, termination_reason=reason,
+        origin=origin, reward=reward, unscored=True if unscored else None,
+        termination_reason=reason,
         expected_actions=expected_actions(criteria.get("actions"), where,
                                           arguments="arguments"),
         expected_outputs=expected_outputs(criteria.get("communicate_info"), where),
-        system_turn=run.system_meta)
+        system_turn=system_meta)
 
 
 def _content(message: dict, here: str) -> str:
@@ -294,16 +497,23 @@ def read_message(builder: TurnBuilder, message: Any, here: str) -> Turn:
     return builder.tool(call_id, content, here, fix=_FIX)
 
 
-def read_tau2(path: str | Path) -> list[Conversation]:
-    """Every simulation of a tau2-bench results file as a validated Conversation (``ingest
-    tau2``)."""
+def read_tau2(path: str | Path, *, domain: str | None = None, agent_model: str | None = None,
+              agent_implementation: str | None = None,
+              report: Callable[[str], None] | None = None) -> list[Conversation]:
+    """Every simulation of a tau2-bench file, in any of its layouts, as a validated
+    Conversation (``ingest tau2``). ``domain``, ``agent_model``, ``agent_implementation``: what
+    a bare list of simulations does not record (a file that records another is refused);
+    ``report`` is handed a line where ``domain`` differs from the one the policy names."""
     path = Path(path)
-    return read_results(path, load_json(path))
+    return read_results(path, load_json(path), Given(domain, agent_model, agent_implementation),
+                        report=report)
 
 
-def read_results(path: Path, value: Any) -> list[Conversation]:
-    """The conversations of a results file's parsed value (``path`` names it)."""
-    run = _Run(path, value)
+def read_results(path: Path, value: Any, given: Given | None = None, *,
+                 report: Callable[[str], None] | None = None) -> list[Conversation]:
+    """The conversations of a tau2 file's parsed value (``path`` names it)."""
+    run = _Run(path, value, given)
+    run.report = report
     if not run.simulations:
         raise InputError(f"{path}: no simulations; nothing to read")
     return [_simulation(run, k, sim) for k, sim in enumerate(run.simulations)]
@@ -314,12 +524,23 @@ def read_results(path: Path, value: Any) -> list[Conversation]:
 
 def _sniff(source: Source) -> int:
     value = source.value
-    return SURE if isinstance(value, dict) and isinstance(value.get("simulations"), list) \
-        and not source.json_lines else NO
+    if source.json_lines:
+        return NO
+    if isinstance(value, dict):
+        return SURE if isinstance(value.get("simulations"), list) else NO
+    # A bare list of simulations: each with its task, its messages and its reward record.
+    return SURE if isinstance(value, list) and value and all(
+        isinstance(s, dict) and "task_id" in s and isinstance(s.get("messages"), list)
+        and "reward_info" in s for s in value) else NO
 
 
 def _read(source: Source) -> list[Conversation]:
-    return read_results(source.path or Path("results.json"), source.value)
+    path = source.path or Path("results.json")
+    if isinstance(source.value, list):
+        raise InputError(f"{path} ({TITLE}): a bare list of simulations does not record its "
+                         "agent model (nor, but in its policy's title, its domain); read it "
+                         "with `mtcabench ingest tau2 --agent-model MODEL`")
+    return read_results(path, source.value)
 
 
 def _sniff_message(message: Any) -> int:
@@ -338,6 +559,7 @@ def _read_turns(builder: TurnBuilder, message: Any, here: str) -> list[Turn]:
 
 
 register_format(LogFormat(
-    NAME, TITLE, "a results file {info, tasks, simulations: [{messages}]}, every simulation "
-    "a conversation, the system turn rebuilt from the policy", _sniff, _read, order=62,
+    NAME, TITLE, "a results file {info, tasks, simulations: [{messages}]} or a wrapper "
+    "{domain, agent, model, simulations}, every simulation a conversation, the system turn "
+    "rebuilt from the policy", _sniff, _read, order=62,
     sniff_message=_sniff_message, read_message=_read_turns))

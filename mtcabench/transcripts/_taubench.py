@@ -3,20 +3,26 @@ read by the chat reader; a trajectory file (``<model>-<domain>.json``) is a list
 
 ``ingest taubench`` (:func:`read_taubench`) and ``explain`` both read runs here, so a run has
 the same id, turns and metadata in both (its metadata by name, :func:`run_metadata`; never
-the run's ``info`` as it is): ``taubench/<domain>/<model>/task-<task>/trial-<trial>`` (model
-and domain from the file name, ``gpt-4o-airline.json`` -> model ``gpt-4o``, domain
-``airline``, or given), ``taubench/task-<task>/trial-<trial>`` when neither is known.
+the run's ``info`` as it is): ``taubench/<domain>/<model>/task-<task>/trial-<trial>``,
+``taubench/task-<task>/trial-<trial>`` when they are not known (``explain`` of a file that
+names neither). The domain is the run's own: its policy's title (``# Retail agent policy``)
+and its tools (:mod:`~mtcabench.transcripts._domains`); TauBench runs do not record their
+agent model. Either may be given (``--domain``, ``--agent-model``); a name taken from the file
+name instead (``gpt-4o-airline.json``, ``retail-grok-3.json``, tau-bench's own
+``tool-calling-grok-3-0.0_range_...``) is reported, and one that nothing tells is refused.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from mtcabench.errors import InputError
 from mtcabench.model import Conversation, conversation_metadata
 from mtcabench.transcripts._chat import read_message
+from mtcabench.transcripts._domains import DOMAIN_TOOLS, policy_domain, run_domain
 from mtcabench.transcripts._registry import NO, SURE, LogFormat, register_format
 from mtcabench.transcripts._source import Source, load_json
 from mtcabench.transcripts._tasks import expected_actions, expected_outputs
@@ -89,34 +95,133 @@ def run_metadata(path: Path, i: int | None, run: dict, where: str) -> dict[str, 
         expected_outputs=expected_outputs(task.get("outputs"), where))
 
 
-def model_and_domain(path: Path) -> tuple[str, str]:
-    """Split ``<model>-<domain>.json`` (the upstream naming) into its two parts."""
+#: tau-bench's own name for a results file (``run.py``): ``<agent strategy>-<model>-
+#: <temperature>_range_<start>-<end>_user-<user model>-<user strategy>_<time>.json``.
+_RUN_FILE = re.compile(r"^(?:tool-calling|act|react|few-shot)-(?P<model>.+?)-\d+(?:\.\d+)?_range_")
+
+
+def model_from_name(path: Path, domain: str | None) -> str | None:
+    """The agent model a TauBench file's name gives, or None: tau-bench's own results name
+    (``tool-calling-grok-3-0.0_range_...``), else ``<model>-<domain>`` or ``<domain>-<model>``
+    for the run's ``domain``."""
     stem = path.stem
-    if "-" not in stem:
-        raise InputError(
-            f"{path}: cannot tell agent model and domain from the name; expected "
-            "<model>-<domain>.json (e.g. gpt-4o-airline.json) or pass --agent-model and --domain"
-        )
-    model, domain = stem.rsplit("-", 1)
-    return model, domain
+    if (match := _RUN_FILE.match(stem)) is not None:
+        return match.group("model")
+    if domain:
+        if stem.endswith(f"-{domain}") and len(stem) > len(domain) + 1:
+            return stem[:-len(domain) - 1]
+        if stem.startswith(f"{domain}-") and len(stem) > len(domain) + 1:
+            return stem[len(domain) + 1:]
+    return None
+
+
+def domain_from_name(path: Path) -> str | None:
+    """A known domain (:data:`DOMAIN_TOOLS`) that starts or ends a file's stem, or None."""
+    stem = path.stem
+    for domain in sorted(DOMAIN_TOOLS, key=len, reverse=True):
+        if stem.endswith(f"-{domain}") or stem.startswith(f"{domain}-"):
+            return domain
+    return None
+
+
+def _system_and_tools(run: Any) -> tuple[Any, list[str]]:
+    """A run's first system message and the names of the tools it called, as given (the chat
+    reader checks them when it reads the run)."""
+    traj = run.get("traj") if isinstance(run, dict) else None
+    if not isinstance(traj, list):
+        return None, []
+    first = traj[0] if traj and isinstance(traj[0], dict) else {}
+    policy = first.get("content") if first.get("role") == "system" else None
+    tools = [c["function"]["name"] for m in traj if isinstance(m, dict)
+             for c in (m.get("tool_calls") or []) if isinstance(m.get("tool_calls"), list)
+             and isinstance(c, dict) and isinstance(c.get("function"), dict)
+             and isinstance(c["function"].get("name"), str)]
+    return policy, tools
+
+
+class FileNames:
+    """The domain and agent model of the runs of one TauBench file.
+
+    The domain is the run's own (:func:`~mtcabench.transcripts._domains.run_domain`: its
+    policy's title, its tools); ``--domain`` replaces it, and the file name is the last
+    resort, reported. TauBench runs do not record their agent model: ``--agent-model``, else
+    the file name, reported. ``strict``: a domain or model nothing tells is an error (``ingest
+    taubench``); otherwise it is left out of the id (``ingest transcripts``, ``explain``).
+    ``report`` is handed each line that says where a name came from.
+    """
+
+    def __init__(self, path: Path, agent_model: str | None, domain: str | None, *,
+                 strict: bool = True, report: Callable[[str], None] | None = None):
+        self.path, self.strict = path, strict
+        self.given_model, self.given_domain = agent_model, domain
+        self._report = report
+        self._said: set[str] = set()
+        self.model: str | None = agent_model
+
+    def say(self, line: str) -> None:
+        if self._report is not None and line not in self._said:
+            self._said.add(line)
+            self._report(line)
+
+    def domain_of(self, i: int, run: Any) -> str | None:
+        """The domain of the ``i``-th run (see the class docstring)."""
+        policy, tools = _system_and_tools(run)
+        where = f"{self.path}: run {i}"
+        found = run_domain(policy, tools, where) if self.given_domain is None else \
+            policy_domain(policy)
+        if self.given_domain is not None:
+            if found is not None and found != self.given_domain:
+                self.say(f"{self.path}: domain {self.given_domain!r} as given by --domain; "
+                         f"the runs' policy names {found!r}")
+            return self.given_domain
+        if found is None:
+            found = domain_from_name(self.path)
+            if found is None:
+                if self.strict:
+                    raise InputError(
+                        f"{where}: unknown domain: its system turn has no '# <Domain> agent "
+                        "policy' title, its tools are no known domain's ("
+                        f"{', '.join(sorted(DOMAIN_TOOLS))}) and the file name names none; "
+                        "pass --domain")
+                return None
+            self.say(f"{self.path}: domain {found!r} taken from the file name (run {i} has no "
+                     "'# <Domain> agent policy' title and calls no known domain's tools); "
+                     "pass --domain to name it")
+        return found
+
+    def model_of(self, i: int, domain: str | None) -> str | None:
+        """The agent model of the file's runs, found once (see the class docstring)."""
+        if self.model is None:
+            self.model = model_from_name(self.path, domain)
+            if self.model is None:
+                if self.strict:
+                    raise InputError(
+                        f"{self.path}: run {i}: cannot tell the agent model: TauBench runs do "
+                        "not record it, and the file name is neither <model>-<domain>.json, "
+                        "<domain>-<model>.json nor tau-bench's own results name; pass "
+                        "--agent-model")
+                return None
+            self.say(f"{self.path}: agent model {self.model!r} taken from the file name "
+                     "(TauBench runs do not record it); pass --agent-model to name it")
+        return self.model
 
 
 def read_taubench(
-    path: str | Path, *, agent_model: str | None = None, domain: str | None = None
+    path: str | Path, *, agent_model: str | None = None, domain: str | None = None,
+    report: Callable[[str], None] | None = None,
 ) -> Iterator[Conversation]:
     """Yield one validated Conversation per run of a TauBench trajectory file (``ingest
     taubench``: a JSON list of runs, each with ``task_id``, ``trial``, ``reward``, ``info``
-    and ``traj``)."""
+    and ``traj``). Domain and agent model as :class:`FileNames` finds them; ``report`` is
+    handed each line saying that one came from the file name."""
     path = Path(path)
     runs = load_json(path)
     if not isinstance(runs, list):
         raise InputError(f"{path}: expected a JSON list of runs, got {type(runs).__name__}")
-    if agent_model is None or domain is None:
-        model_guess, domain_guess = model_and_domain(path)
-        agent_model = agent_model or model_guess
-        domain = domain or domain_guess
+    names = FileNames(path, agent_model, domain, report=report)
     for i, run in enumerate(runs):
-        yield run_conversation(path, i, run, agent_model, domain)
+        run_domain_ = names.domain_of(i, run)
+        yield run_conversation(path, i, run, names.model_of(i, run_domain_), run_domain_)
 
 
 def _sniff(source: Source) -> int:
@@ -134,9 +239,14 @@ def _read(source: Source) -> list[Conversation]:
         return [run_conversation(path, None, source.value, None, None)]
     if not isinstance(source.value, list):
         raise InputError(f"{path} (TauBench): expected a run object or a JSON list of runs")
-    model, _, domain = path.stem.rpartition("-")
-    return [run_conversation(path, i, r, model or None, domain if model else None)
-            for i, r in enumerate(source.value)]
+    names = FileNames(path, None, None, strict=False)
+    out = []
+    for i, run in enumerate(source.value):
+        domain = names.domain_of(i, run)
+        model = names.model_of(i, domain)
+        out.append(run_conversation(path, i, run, model if domain else None,
+                                    domain if model else None))
+    return out
 
 
 register_format(LogFormat(

@@ -16,7 +16,7 @@ from mtcabench.cli import app
 from mtcabench.errors import ExitCode
 from mtcabench.raw import DEFAULT_MANIFEST, RawFile, git_blob_id, load_manifest
 
-from tests.support.paths import TAU2_FILES
+from tests.support.paths import TAU2_FILES, TAU2_MORE, TAU2_RELEASE_2
 
 runner = CliRunner()
 
@@ -32,7 +32,7 @@ def test_git_blob_id_matches_git(tmp_path):
 def test_manifest_lists_the_upstream_files():
     entries = {e.name: e for e in load_manifest()}
     assert {e.source for e in entries.values()} == {"taubench", "tau2", "confetti"}
-    assert len([e for e in entries.values() if e.source == "taubench"]) == 4
+    assert len([e for e in entries.values() if e.source == "taubench"]) == 6
     conf = entries["confetti/BFCL_v2_conversationsclean.json"]
     assert conf.commit == "1fe163c0aba25d192e2c57cb31ade246a217f0cf"
     assert conf.git_blob == "7ffcc26243b8cfdf362bdbd2bfd66a4ad684305f"
@@ -139,7 +139,29 @@ def test_manifest_lists_every_tau2_file_with_its_ids():
         assert e.name.startswith("tau2/") and e.repo == "sierra-research/tau2-bench"
         assert len(e.commit) == 40 and len(e.git_blob) == 40 and len(e.sha256 or "") == 64
         assert e.license == "MIT" and e.size and e.path.endswith(".json")
-    assert {e.name.split("/")[1].split("-")[0] for e in tau2} == {"airline", "retail", "telecom"}
+    assert {e.name.split("/")[1].split("-")[0] for e in tau2} == {
+        "airline", "retail", "telecom", "medical", "medical_triage"}
+    assert {e.name for e in tau2} == {f"tau2/{n}" for n in (*TAU2_RELEASE_2, *TAU2_MORE)}
+    modified = [e for e in tau2 if e.removed]
+    assert [e.name for e in modified] == ["tau2/airline-gpt-oss-120b-langchain.json"]
+    assert modified[0].removed == ("info.agent_info.llm_args.api_key",
+                                   "info.user_info.llm_args.api_key")
+    assert modified[0].upstream_git_blob == "0620dda831909001fe4bd79dd3cb0bd4cb41a85f"
+    assert modified[0].upstream_git_blob != modified[0].git_blob and "[removed]" in (
+        modified[0].note or "")
+
+
+def test_fetch_verifies_the_two_retail_taubench_files_from_the_shared_copy(taubench_airline,
+                                                                         tmp_path):
+    names = ["taubench/retail-grok-3.json", "taubench/retail-gpt-4.1-mini.json"]
+    args = ["raw", "fetch", "--from", str(taubench_airline.parent.parent), "--dest",
+            str(tmp_path)]
+    res = runner.invoke(app, [*args, *(a for n in names for a in ("--only", n))])
+    assert res.exit_code == 0, res.output
+    for name in names:
+        copy = taubench_airline.parent / name.split("/")[1]
+        assert (tmp_path / name).read_bytes() == copy.read_bytes()
+        assert f"ok  {name}" in res.output
 
 
 def test_fetch_verifies_every_tau2_file_from_the_shared_copy(tau2_results, tmp_path):
@@ -189,3 +211,56 @@ def test_a_path_with_colons_is_fetched_percent_encoded(raw_server, tmp_path):
                               str(manifest)])
     assert res.exit_code == 0, res.output
     assert raw_server.seen == ["/org/repo/abc123/results/ft%3Agpt-4.1%3Ax_airline.json"]
+
+
+def _modified_manifest(tmp_path: Path, upstream: bytes, ours: bytes) -> Path:
+    entry = {"name": "tau2/keyed.json", "source": "tau2", "repo": "org/repo", "commit": "abc123",
+             "path": "runs/keyed.json", "git_blob": git_blob_id(ours),
+             "sha256": hashlib.sha256(ours).hexdigest(), "license": "MIT",
+             "upstream_git_blob": git_blob_id(upstream),
+             "removed": ["info.agent_info.llm_args.api_key", "info.user_info.llm_args.api_key"],
+             "note": "modified: the provider key replaced by [removed]"}
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps({"manifest_version": 1, "files": [entry]}))
+    return path
+
+
+SECRET = "sk-upstream-0123456789abcdef"
+UPSTREAM = (b'{"info": {"agent_info": {"llm_args": {"base_url": "https://x.test/v1", '
+            b'"api_key": "' + SECRET.encode() + b'", "temperature": 0}}, '
+            b'"user_info": {"llm_args": {"api_key":  "' + SECRET.encode() + b'"}}}, '
+            b'"simulations": [{"content": "my api_key is mine"}]}\n')
+OURS = UPSTREAM.replace(b'"' + SECRET.encode() + b'"', b'"[removed]"')
+
+
+def test_a_modified_file_downloaded_from_upstream_is_written_without_its_key(raw_server,
+                                                                           tmp_path):
+    manifest = _modified_manifest(tmp_path, UPSTREAM, OURS)
+    raw_server.files["/org/repo/abc123/runs/keyed.json"] = UPSTREAM
+    res = runner.invoke(app, ["raw", "fetch", "--dest", str(tmp_path / "d"), "--manifest",
+                              str(manifest)])
+    assert res.exit_code == 0, res.output
+    written = (tmp_path / "d" / "tau2" / "keyed.json").read_bytes()
+    assert written == OURS and SECRET.encode() not in written
+
+
+def test_a_modified_file_is_taken_as_our_copy_or_as_upstream_from_a_folder(tmp_path):
+    manifest = _modified_manifest(tmp_path, UPSTREAM, OURS)
+    for content in (OURS, UPSTREAM):
+        src = tmp_path / "src"
+        src.mkdir(exist_ok=True)
+        (src / "keyed.json").write_bytes(content)
+        dest = tmp_path / f"d-{len(content)}"
+        res = runner.invoke(app, ["raw", "fetch", "--from", str(src), "--dest", str(dest),
+                                  "--manifest", str(manifest)])
+        assert res.exit_code == 0, res.output
+        assert (dest / "tau2" / "keyed.json").read_bytes() == OURS
+
+
+def test_a_modified_file_whose_other_bytes_differ_is_refused(raw_server, tmp_path):
+    manifest = _modified_manifest(tmp_path, UPSTREAM, OURS)
+    raw_server.files["/org/repo/abc123/runs/keyed.json"] = UPSTREAM.replace(b"mine", b"ours")
+    res = runner.invoke(app, ["raw", "fetch", "--dest", str(tmp_path / "d"), "--manifest",
+                              str(manifest)])
+    assert res.exit_code == ExitCode.INVALID and "does not match the manifest" in res.output
+    assert not (tmp_path / "d" / "tau2" / "keyed.json").exists()

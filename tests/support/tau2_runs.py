@@ -91,6 +91,72 @@ def telecom(model: str = "gpt-test", implementation: str = "llm_agent") -> dict[
     }
 
 
+#: A policy whose title names its domain, as the later layouts' policies do.
+CLINIC_POLICY = "# Harbor Clinic Agent Policy\n\nThe current time is 2031-03-04 09:00.\nBe precise."
+#: What a provider's raw response and a run's settings may hold: never in a record.
+PROVIDER_SECRET = "sk-live-DO-NOT-COPY-4242"
+
+
+def later_simulation(task_id: str = "3", policy: str | None = CLINIC_POLICY) -> dict[str, Any]:
+    """One simulation as tau2's later layouts write it: its own ``policy``, and messages with
+    the provider's output and speech fields beside the ones a reader takes."""
+    extra = {"turn_idx": 0, "timestamp": "2031-03-04T09:00:01", "cost": 0.002,
+             "usage": {"prompt_tokens": 812, "completion_tokens": 9},
+             "raw_data": {"model": "user-sim-model", "api_base": "https://llm.example.test/v1",
+                          "headers": {"authorization": PROVIDER_SECRET}},
+             "is_audio": False, "audio_path": None, "audio_format": None,
+             "speech_effects": None, "turn_taking_action": None, "contains_speech": True}
+    return {
+        "id": f"sim-clinic-{task_id}", "task_id": task_id, "trial": 0, "seed": 11,
+        "termination_reason": "user_stop", "agent_cost": 0.03, "user_cost": 0.01,
+        "reward_info": {"reward": 1.0, "info": {"judge": PROVIDER_SECRET}}, "info": None,
+        "mode": "half_duplex", "speech_environment": None, "policy": policy,
+        "messages": [
+            {**extra, "role": "assistant", "content": "Hi! How can I help you today?",
+             "tool_calls": None},
+            {**extra, "role": "user", "content": "I am Ada Quill, born 1990-02-03."},
+            {**extra, "role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "name": "find_patient_by_name_dob", "requestor": "assistant",
+                 "arguments": {"name": "Ada Quill", "dob": "1990-02-03"}}]},
+            {**extra, "role": "tool", "id": "c1", "requestor": "assistant", "error": False,
+             "content": "{\"patient_id\": \"PT-5521\"}"},
+            {**extra, "role": "assistant", "content": "Found you: patient PT-5521.",
+             "tool_calls": None},
+        ]}
+
+
+def wrapper(*sims: dict[str, Any], domain: str = "harbor_clinic",
+            agent: str = "adaptive_agent", model: str = "model-x") -> dict[str, Any]:
+    """The wrapper layout ``{domain, agent, model, total_tasks, passed, pass_rate,
+    simulations}`` (no ``info``, no ``tasks``)."""
+    sims = sims or (later_simulation(),)
+    return {"domain": domain, "agent": agent, "model": model, "total_tasks": len(sims),
+            "passed": len(sims), "pass_rate": 100.0, "simulations": list(sims)}
+
+
+def error_run(task_id: str = "9") -> dict[str, Any]:
+    """A run that never started, as the later layouts record one: no reward, no messages, no
+    policy."""
+    return {"id": f"sim-error-{task_id}", "task_id": task_id, "trial": 0,
+            "termination_reason": "infrastructure_error", "reward_info": None,
+            "policy": None, "messages": []}
+
+
+def solo(model: str = "gpt-test") -> dict[str, Any]:
+    """A telecom-like run of tau2's solo agent: no user at all; the task's ticket says who
+    the customer is, and the agent's first call uses the number it gives."""
+    run = telecom(model, "llm_agent_solo")
+    run["tasks"][0]["ticket"] = "Customer Ben Ortiz, phone number 555-010-7788, has no service."
+    run["simulations"][0]["messages"] = [
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "s1", "name": "get_customer_by_phone", "requestor": "assistant",
+             "arguments": {"phone_number": "555-010-7788"}}]},
+        {"role": "tool", "id": "s1", "requestor": "assistant",
+         "content": "{\"customer_id\": \"C7788\", \"line\": \"L9\"}"},
+        {"role": "assistant", "content": "###STOP###", "tool_calls": None}]
+    return run
+
+
 def write(path: Path, value: Any) -> Path:
     """Write a results value as its file (as tau2 writes them: indented JSON)."""
     path.write_text(json.dumps(value, indent=2))

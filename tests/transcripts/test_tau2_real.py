@@ -15,6 +15,8 @@ from mtcabench.graph import check_graph, with_structural_edges
 from mtcabench.io import read_records
 from mtcabench.model import METADATA_KEYS, Conversation, Edge, ProvenanceGraph, Role
 
+from tests.support.paths import release_2_tau2_files
+
 #: Runs per (domain, agent model, implementation), as the upstream files hold them.
 EXPECTED = {
     ("airline", "claude-opus-4-6", "experimental_agent"): 50,
@@ -41,7 +43,7 @@ EXPECTED = {
 
 @pytest.fixture(scope="module")
 def ingested(tau2_results, tmp_path_factory):
-    files = sorted(tau2_results.glob("*-*.json"))
+    files = release_2_tau2_files(tau2_results)
     out = tmp_path_factory.mktemp("tau2") / "conversations.jsonl"
     res = CliRunner().invoke(app, ["ingest", "tau2", *map(str, files), "--out", str(out)])
     assert res.exit_code == 0, res.output

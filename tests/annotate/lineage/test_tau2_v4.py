@@ -18,6 +18,8 @@ from mtcabench.graph import check_graph
 from mtcabench.io import read_records
 from mtcabench.model import Conversation
 
+from tests.support.paths import release_2_tau2_files
+
 #: What lineage-v4 proposes on the 194 retail and 100 telecom runs (docs/lineage.md).
 EXPECTED = {
     "airline": {"direct": 10231, "chained": 3122, "multi-source": 525, "hallucination": 8},
@@ -28,7 +30,7 @@ EXPECTED = {
 
 @pytest.fixture(scope="module")
 def tau2(tau2_results, tmp_path_factory):
-    files = sorted(tau2_results.glob("*-*.json"))
+    files = release_2_tau2_files(tau2_results)
     out = tmp_path_factory.mktemp("tau2-v4") / "conversations.jsonl"
     res = CliRunner().invoke(app, ["ingest", "tau2", *map(str, files), "--out", str(out)])
     assert res.exit_code == 0, res.output
