@@ -36,7 +36,10 @@ rm -rf "$work" "$out/release/$VERSION"
 mkdir -p "$work"
 
 log "1/4 raw files, verified against the manifest"
-run raw fetch --source taubench --from "$raw/tau-bench" --dest "$out/raw"
+# TauBench: the three files MTCABench holds (the manifest names more upstream files).
+for f in gpt-4o-airline retail-grok-3 retail-gpt-4.1-mini; do
+  run raw fetch --only "taubench/$f.json" --from "$raw/tau-bench" --dest "$out/raw"
+done
 run raw fetch --source tau2 --from "$raw/tau2-bench" --dest "$out/raw"
 
 log "1/4 ingest"

@@ -16,10 +16,12 @@ from mtcabench.annotate.claims._propose import (
     KIND_RULES,
     MIN_WORDS,
     ProposedClaim,
+    ProposerRecall,
     claim_kind_of,
     is_claim,
     message_region,
     propose_claims,
+    proposer_recall,
 )
 from mtcabench.annotate.claims._sheet import annotation_sheet
 
@@ -28,11 +30,13 @@ __all__ = [
     "KIND_RULES",
     "MIN_WORDS",
     "ProposedClaim",
+    "ProposerRecall",
     "annotation_sheet",
     "claim_annotator",
     "claim_kind_of",
     "is_claim",
     "message_region",
     "propose_claims",
+    "proposer_recall",
     "read_annotations",
 ]

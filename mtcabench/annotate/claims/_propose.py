@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from mtcabench.lineage import clauses
@@ -215,3 +216,45 @@ def propose_claims(conversation: Conversation) -> list[ProposedClaim]:
                 span = TargetSpan(turn=turn.index, start=lo + start, end=lo + end, text=clause)
                 out.append(ProposedClaim(span, claim_kind_of(clause)))
     return out
+
+
+@dataclass
+class ProposerRecall:
+    """How many annotated claims the proposer finds: per claim kind, ``(found, claims)``, and
+    how many of those found it gives the annotated kind."""
+
+    by_kind: dict[str, list[int]]
+    same_kind: int
+    proposed: int
+
+    @property
+    def found(self) -> int:
+        return sum(f for f, _ in self.by_kind.values())
+
+    @property
+    def claims(self) -> int:
+        return sum(n for _, n in self.by_kind.values())
+
+
+def proposer_recall(conversations: dict[str, Conversation],
+                    claims: Iterable[tuple[str, TargetSpan, ClaimKind]]) -> ProposerRecall:
+    """The proposer's recall against annotated claims ``(conversation id, span, kind)``: a claim
+    is found when a proposed span of its turn covers at least half of it."""
+    proposed: dict[tuple[str, int], list[ProposedClaim]] = {}
+    claims = list(claims)
+    for cid in sorted({c for c, _, _ in claims}):
+        for p in propose_claims(conversations[cid]):
+            proposed.setdefault((cid, p.span.turn), []).append(p)
+    by_kind: dict[str, list[int]] = {k.value: [0, 0] for k in ClaimKind}
+    same = 0
+    for cid, span, kind in claims:
+        row = by_kind[kind.value]
+        row[1] += 1
+        hit = next((p for p in proposed.get((cid, span.turn), [])
+                    if 2 * (min(p.span.end, span.end) - max(p.span.start, span.start))
+                    >= span.end - span.start), None)
+        if hit is not None:
+            row[0] += 1
+            same += hit.claim_kind is kind
+    return ProposerRecall({k: v for k, v in by_kind.items() if v[1]}, same,
+                          sum(len(v) for v in proposed.values()))

@@ -80,3 +80,17 @@ def test_questions_and_headings_that_only_announce_are_left_out():
 ])
 def test_the_kind_comes_from_the_wording(text, kind):
     assert claim_kind_of(text) is kind
+
+
+def test_recall_counts_a_claim_found_when_a_proposal_covers_half_of_it(conversation):
+    from mtcabench.annotate.claims import proposer_recall
+    from mtcabench.graph import resolve_span
+
+    convs = {conversation.id: conversation}
+    found = resolve_span(conversation, 6, "no nonstop flights on May 20")  # inside a proposal
+    missed = resolve_span(conversation, 6, "Would you like me to cancel")  # a question
+    r = proposer_recall(convs, [(conversation.id, found, ClaimKind.ABSENCE),
+                                (conversation.id, missed, ClaimKind.DECISION)])
+    assert (r.found, r.claims, r.same_kind) == (1, 2, 1)
+    assert r.by_kind == {"decision": [0, 1], "absence": [1, 1]}
+    assert r.proposed == len(propose_claims(conversation))

@@ -1,0 +1,79 @@
+"""The claims study: Tokengeist against flat and the floors on the annotated claims, per claim
+kind, domain and agent model, with conversation-clustered intervals; the method is
+mtcabench/studies/_claims.py.
+
+The gold is the claims of a release built by scripts/build_benchmark.sh. Resumable, one result
+file per conversation under benchmarks/results/units/ (a rerun skips what is there). In the
+background, at low priority:
+
+    scripts/build_benchmark.sh runs/benchmark
+    nohup nice -n 19 .venv/bin/python benchmarks/claims.py --release runs/benchmark/release/2.1.0 \\
+        --split test > runs/claims.log 2>&1 &
+
+``--table-only`` prints the table from the result files without the model (seconds);
+``--write-docs`` also writes it into docs/evaluate.md between its markers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT)]  # this checkout's mtcabench, whatever the venv
+
+from mtcabench.benchmark import load_benchmark  # noqa: E402
+from mtcabench.errors import InputError  # noqa: E402
+from mtcabench.studies import (  # noqa: E402
+    RESULTS,
+    Models,
+    ResultStore,
+    claim_table,
+    claim_units,
+    claims_of,
+    run_units,
+    write_docs,
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--release", type=Path, required=True,
+                    help="a release with claims (scripts/build_benchmark.sh OUT: OUT/release/V)")
+    ap.add_argument("--split", choices=("dev", "test"), default="dev")
+    ap.add_argument("--results", type=Path, default=ROOT / RESULTS)
+    ap.add_argument("--table-only", action="store_true", help="no model: the table only")
+    ap.add_argument("--write-docs", type=Path, nargs="?", const=ROOT / "docs" / "evaluate.md")
+    ap.add_argument("--lock", type=Path, help="a flock file held while a unit runs the model")
+    args = ap.parse_args(argv)
+    start = time.perf_counter()
+
+    def log(msg: str) -> None:
+        stamp = time.strftime("%H:%M:%S")
+        print(f"[{stamp} +{(time.perf_counter() - start) / 60:6.1f} min] {msg}", flush=True)
+
+    try:
+        bench = claims_of(load_benchmark(args.release))
+        if not bench.spans:
+            raise InputError(f"{args.release}: the release holds no claim (build it with "
+                             "scripts/build_benchmark.sh)")
+        store = ResultStore(args.results / "units")
+        if not args.table_only:
+            units = claim_units(bench, args.split)
+            log(f"{len(units)} conversations, {sum(len(u.spans) for u in units)} claims")
+            run_units(units, store, models=Models(), lock=args.lock, log=log)
+        table = claim_table([r for _, r in store.results()], bench, args.split)
+        print(table)
+        if args.write_docs and table:
+            write_docs(args.write_docs, table, f"<!-- claims-{args.split}:begin -->",
+                       f"<!-- claims-{args.split}:end -->")
+    except (InputError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

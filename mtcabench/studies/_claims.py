@@ -1,0 +1,102 @@
+"""The claims study: Tokengeist against flat and the model-free floors on the annotated claims,
+per claim kind, per domain and per agent model, with conversation-clustered intervals (issue
+44's headline on claims; issue 47 measures its changes with it).
+
+**Gold**: the claims of a release built by ``scripts/build_benchmark.sh`` (the annotated set:
+a person's graph, checked edge by edge by a second; docs/claims.md), read from the release
+folder. **Sample** (:func:`claim_units`): every conversation of the split that holds a claim,
+with every claim of it, shortest first (a run stopped early covers the most conversations).
+**Table** (:func:`claim_table`): Tokengeist and flat over average attention at the default
+search settings, and the floors string-match (the lineage rules as a method), recency and
+first-user on the same spans: edge F1 with its 95% conversation-clustered interval, the paired
+difference Tokengeist - flat, and source recall.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from mtcabench.benchmark import Benchmark, split_of
+from mtcabench.model import ClaimKind, SpanKind
+from mtcabench.studies._plan import length
+from mtcabench.studies._results import StudyResult
+from mtcabench.studies._split import by_conversation
+from mtcabench.studies._tables import compare, diff_ci, md, spans_of, with_ci
+from mtcabench.studies._units import SearchPoint, Unit
+
+#: The units' study name, scorer and setting: the default base scorer at its defaults, under a
+#: setting label of its own (result files live by split, scorer and setting: the domains
+#: study's units of the same conversations hold other spans).
+STUDY, SCORER, SETTING = "claims", "avg-attention", "claims"
+#: The floors beside the model's methods, replayed on the same spans (no model).
+FLOOR_METHODS = ("string-match", "recency", "first-user")
+POINTS = (SearchPoint("default", methods=("tokengeist", "flat", *FLOOR_METHODS)),)
+
+
+def claims_of(bench: Benchmark) -> Benchmark:
+    """The benchmark's claims alone (its values left out), on the same conversations."""
+    return Benchmark(bench.conversations, [s for s in bench.spans
+                                           if s.span_kind is SpanKind.CLAIM], bench.origin)
+
+
+def claim_units(bench: Benchmark, split: str) -> list[Unit]:
+    """Every conversation of ``split`` holding a claim, with its claims, shortest first."""
+    work = by_conversation(s for s in bench.spans if s.span_kind is SpanKind.CLAIM
+                           and split_of(s.conversation_id) == split)
+    order = sorted(work, key=lambda c: (length(bench.conversations[c], work[c]), c))
+    return [Unit(STUDY, split, bench.conversations[c], tuple(work[c]), SCORER, SETTING,
+                 points=POINTS) for c in order]
+
+
+def _groups(units: Sequence[StudyResult], bench: Benchmark) -> dict[str, list[str]]:
+    """Span ids by row: all, by claim kind, by domain, by agent model."""
+    spans = bench.span_index()
+    ids = [s.span_id for r in units for s in r.points["default"].methods["tokengeist"]]
+    out: dict[str, list[str]] = {"all": ids}
+    kinds = [k.value for k in ClaimKind]
+    for label, key, order in (
+            ("kind", lambda s: s.claim_kind.value, kinds.index),
+            ("domain", lambda s: s.domain, str),
+            ("agent", lambda s: bench.conversations[s.conversation_id].agent_model or "unknown",
+             str)):
+        by: dict[str, list[str]] = {}
+        for i in ids:
+            by.setdefault(key(spans[i]), []).append(i)
+        if len(by) > 1:
+            out.update((f"{label}: {v}", by[v]) for v in sorted(by, key=order))
+    return out
+
+
+def claim_table(results: Sequence[StudyResult], bench: Benchmark, split: str) -> str:
+    """The table of the module docstring, from the result files of the split's units."""
+    sample = {u.conversation.id for u in claim_units(bench, split)}
+    units = [r for r in results if r.split == split and r.scorer == SCORER and r.setting == SETTING and r.seed == 0
+             and r.conversation_id in sample]
+    if not units:
+        return ""
+    tg = spans_of(units, "default", "tokengeist")
+    fl = spans_of(units, "default", "flat")
+    floors = {m: spans_of(units, "default", m) for m in FLOOR_METHODS}
+    rows = []
+    for title, ids in _groups(units, bench).items():
+        f, _, n_conv = compare(tg.take(ids), fl.take(ids))
+        g, _, _ = compare(fl.take(ids), None)
+        fs = {m: compare(s.take(ids), None)[0] for m, s in floors.items()}
+        if n_conv < 2:  # resampling one conversation gives no interval, only its value
+            for fig in (*f.values(), *g.values(), *(x for d in fs.values() for x in d.values())):
+                fig.low = fig.high = fig.diff_low = fig.diff_high = fig.p = None
+        rows.append([title, f"{n_conv} / {len(ids)}", with_ci(f["edge_f1"]),
+                     with_ci(g["edge_f1"]), diff_ci(f["edge_f1"]),
+                     *[with_ci(fs[m]["edge_f1"]) for m in FLOOR_METHODS],
+                     with_ci(f["source_recall"]), with_ci(g["source_recall"]),
+                     with_ci(fs["string-match"]["source_recall"])])
+    lines = [f"Claims, {split} split: the annotated set's claims of the {split} tasks "
+             f"({len(units)} conversations), default search settings, average attention "
+             "(SmolLM2-135M). Per row: conversations / claims; edge F1 and source recall with "
+             "95% conversation-clustered bootstrap intervals (1,000 resamples); the difference "
+             "Tokengeist - flat is paired on the same claims; the floors read no model. A row "
+             "of one conversation has no interval.", ""]
+    lines += md(["claims", "conv. / claims", "Tokengeist edge F1", "flat edge F1",
+                 "difference", "string-match", "recency", "first-user",
+                 "Tokengeist source R", "flat source R", "string-match source R"], rows)
+    return "\n".join(lines)
