@@ -30,6 +30,7 @@ from mtcabench.studies import (  # noqa: E402
     RESULTS,
     Models,
     ResultStore,
+    claim_errors,
     claim_table,
     claim_units,
     claims_of,
@@ -64,11 +65,15 @@ def main(argv: list[str] | None = None) -> int:
             units = claim_units(bench, args.split)
             log(f"{len(units)} conversations, {sum(len(u.spans) for u in units)} claims")
             run_units(units, store, models=Models(), lock=args.lock, log=log)
-        table = claim_table([r for _, r in store.results()], bench, args.split)
-        print(table)
+        results = [r for _, r in store.results()]
+        table = claim_table(results, bench, args.split)
+        errors = claim_errors(results, bench, args.split)
+        print(table, errors, sep="\n\n")
         if args.write_docs and table:
             write_docs(args.write_docs, table, f"<!-- claims-{args.split}:begin -->",
                        f"<!-- claims-{args.split}:end -->")
+            write_docs(args.write_docs, errors, f"<!-- claims-{args.split}-errors:begin -->",
+                       f"<!-- claims-{args.split}-errors:end -->")
     except (InputError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3

@@ -4,8 +4,8 @@
 #
 #   scripts/build_benchmark.sh OUT [RAW_DIR]
 #
-# RAW_DIR (default ../shared/raw, or $MTCABENCH_RAW) holds tau-bench/ and tau2-bench/ as the
-# upstream files were copied there; every file is verified against the raw manifest (git blob
+# RAW_DIR (default $MTCABENCH_RAW, else ../shared/raw) holds tau-bench/ and tau2-bench/ as the
+# upstream files were copied there (or taubench/ and tau2/, as `mtcabench raw fetch` writes); every file is verified against the raw manifest (git blob
 # id, sha256) before it is read, and a file that differs is refused. OUT gets:
 #   raw/             the verified upstream files
 #   work/            every stage's output (conversations, candidates, decisions)
@@ -23,7 +23,10 @@ set -euo pipefail
 checkout="$(cd "$(dirname "$0")/.." && pwd)"
 out="$(mkdir -p "$1" && cd "$1" && pwd)"
 raw="${2:-${MTCABENCH_RAW:-$checkout/../shared/raw}}"
-[ -d "$raw/tau-bench" ] && [ -d "$raw/tau2-bench" ] \
+# The upstream copies' folders (tau-bench/, tau2-bench/), or raw/data's after `raw fetch`.
+tb_raw="$raw/tau-bench"; [ -d "$tb_raw" ] || tb_raw="$raw/taubench"
+t2_raw="$raw/tau2-bench"; [ -d "$t2_raw" ] || t2_raw="$raw/tau2"
+[ -d "$tb_raw" ] && [ -d "$t2_raw" ] \
   || { echo "error: $raw holds no tau-bench/ and tau2-bench/ folders; pass RAW_DIR" >&2; exit 2; }
 VERSION="${MTCABENCH_VERSION:-2.1.0}"
 mtca="$checkout/.venv/bin/mtcabench"
@@ -38,15 +41,15 @@ mkdir -p "$work"
 log "1/4 raw files, verified against the manifest"
 # TauBench: the three files MTCABench holds (the manifest names more upstream files).
 for f in gpt-4o-airline retail-grok-3 retail-gpt-4.1-mini; do
-  run raw fetch --only "taubench/$f.json" --from "$raw/tau-bench" --dest "$out/raw"
+  run raw fetch --only "taubench/$f.json" --from "$tb_raw" --dest "$out/raw"
 done
-run raw fetch --source tau2 --from "$raw/tau2-bench" --dest "$out/raw"
+run raw fetch --source tau2 --from "$t2_raw" --dest "$out/raw"
 
 log "1/4 ingest"
 tb="$out/raw/taubench"; t2="$out/raw/tau2"
-run ingest taubench "$tb/gpt-4o-airline.json" --out "$work/tb-airline.jsonl"
-# TauBench retail runs name neither their agent nor (in the file) their domain: the domain is
-# read from the policy's title, the agent model is the upstream file's.
+# TauBench runs do not record their agent model: it is the upstream file's, named here (the
+# domain is read from each run's policy title).
+run ingest taubench "$tb/gpt-4o-airline.json" --agent-model gpt-4o --out "$work/tb-airline.jsonl"
 run ingest taubench "$tb/retail-grok-3.json" --agent-model grok-3 --out "$work/tb-retail-grok-3.jsonl"
 run ingest taubench "$tb/retail-gpt-4.1-mini.json" --agent-model gpt-4.1-mini \
   --out "$work/tb-retail-gpt-4.1-mini.jsonl"
@@ -60,8 +63,10 @@ for f in "$t2"/*.json; do
 done
 run ingest tau2 "${classic[@]}" --out "$work/t2.jsonl"
 # The bare lists of simulations record no agent: the upstream file names claude-opus-4-6 run
-# by the adaptive agent (the wrapper files of the same agent call it adaptive_agent).
-run ingest tau2 "${bare[@]}" --agent-model claude-opus-4-6 --agent-implementation adaptive_agent \
+# by the adaptive agent; adaptive-agent, the name of its upstream submission, keeps them apart from
+# the same agent's other submission (the wrapper files, adaptive_agent), which holds many of the
+# same runs (docs/sources.md).
+run ingest tau2 "${bare[@]}" --agent-model claude-opus-4-6 --agent-implementation adaptive-agent \
   --out "$work/t2-adaptive.jsonl"
 cat "$work"/tb-*.jsonl "$work/t2.jsonl" "$work/t2-adaptive.jsonl" > "$work/conversations.jsonl"
 

@@ -100,3 +100,37 @@ def claim_table(results: Sequence[StudyResult], bench: Benchmark, split: str) ->
                  "difference", "string-match", "recency", "first-user",
                  "Tokengeist source R", "flat source R", "string-match source R"], rows)
     return "\n".join(lines)
+
+
+def claim_errors(results: Sequence[StudyResult], bench: Benchmark, split: str) -> str:
+    """Where the graphs of claims go wrong, by the parent's role: gold edges found and missed,
+    predicted edges that are not gold, for Tokengeist and flat; edges out of the claim's own
+    turn (its first hop) apart from the deeper ones."""
+    sample = {u.conversation.id for u in claim_units(bench, split)}
+    units = [r for r in results if r.split == split and r.scorer == SCORER
+             and r.setting == SETTING and r.seed == 0 and r.conversation_id in sample]
+    if not units:
+        return ""
+    spans = bench.span_index()
+    rows = []
+    for method in ("tokengeist", "flat"):
+        counts: dict[tuple[str, str], list[int]] = {}
+        for r in units:
+            conv = bench.conversations[r.conversation_id]
+            for s in r.points["default"].methods[method]:
+                gold = spans[s.span_id].graph.pairs()
+                got = {(c, p) for c, p, _ in s.edges}
+                target = spans[s.span_id].span.turn
+                for pair in gold | got:
+                    hop = "first hop" if pair[0] == target else "deeper"
+                    row = counts.setdefault((conv.turns[pair[1]].role.value, hop), [0, 0, 0])
+                    row[0 if pair in gold & got else 1 if pair in gold else 2] += 1
+        for (role, hop), (found, missed, wrong) in sorted(counts.items()):
+            rows.append([method, role, hop, str(found + missed), str(found), str(missed),
+                         str(wrong)])
+    lines = [f"Claims, {split} split: edges by the parent's role, first hop (out of the claim's "
+             "own turn) and deeper, default settings, average attention (SmolLM2-135M); "
+             f"{len(units)} conversations.", ""]
+    lines += md(["method", "parent role", "hop", "gold edges", "found", "missed",
+                 "predicted, not gold"], rows, left=3)
+    return "\n".join(lines)
