@@ -23,7 +23,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]  # this checkout's mtcabench and tests.support, whatever the venv
 
-from tests.support.paths import tau2_folder, taubench_airline_path  # noqa: E402
+from tests.support.paths import (  # noqa: E402
+    release_2_tau2_files,
+    tau2_folder,
+    taubench_airline_path,
+)
 
 from mtcabench.errors import InputError  # noqa: E402
 from mtcabench.studies import (  # noqa: E402
@@ -66,7 +70,9 @@ def main(argv: list[str] | None = None) -> int:
         if tau2 is None:
             raise InputError("the tau2-bench results are nowhere: pass --tau2 or run "
                              "`mtcabench raw fetch`")
-        bench = domain_gold(args.gold, sorted(Path(tau2).glob("*.json")),
+        # the 19 files the study was defined on (the folder holds 9 later ones, 2 of them bare
+        # lists that need --agent-model)
+        bench = domain_gold(args.gold, release_2_tau2_files(Path(tau2)),
                             args.raw or taubench_airline_path())
         store = ResultStore(args.results / "units")  # beside the other studies' units
         if not args.table_only:

@@ -132,10 +132,10 @@ def _system_and_tools(run: Any) -> tuple[Any, list[str]]:
         return None, []
     first = traj[0] if traj and isinstance(traj[0], dict) else {}
     policy = first.get("content") if first.get("role") == "system" else None
-    tools = [c["function"]["name"] for m in traj if isinstance(m, dict)
-             for c in (m.get("tool_calls") or []) if isinstance(m.get("tool_calls"), list)
-             and isinstance(c, dict) and isinstance(c.get("function"), dict)
-             and isinstance(c["function"].get("name"), str)]
+    tools = [c["function"]["name"] for m in traj
+             if isinstance(m, dict) and isinstance(m.get("tool_calls"), list)
+             for c in m["tool_calls"] if isinstance(c, dict)
+             and isinstance(c.get("function"), dict) and isinstance(c["function"].get("name"), str)]
     return policy, tools
 
 

@@ -221,3 +221,23 @@ def test_the_layouts_are_recognised_as_tau2_and_a_bare_list_says_how_to_read_it(
     assert detect(load(bare)).name == "tau2"
     with pytest.raises(InputError, match="ingest tau2 --agent-model MODEL"):
         read_conversations(bare)
+
+
+@pytest.mark.parametrize("value,message", [
+    ([1], "simulation 0: expected an object, got int"),
+    ([{"task_id": "1", "trial": 0, "messages": 5, "reward_info": None}],
+     "'messages' is not a non-empty list"),
+    ([{"task_id": "1", "trial": 0, "policy": 7, "reward_info": {},
+       "messages": [{"role": "assistant", "content": "x", "tool_calls": 5}]}],
+     "cannot tell the domain"),
+    ([{"task_id": "1", "trial": 0, "policy": CLINIC_POLICY, "reward_info": {},
+       "messages": [{"role": "assistant", "content": "x", "tool_calls": 5}]}],
+     "tool_calls is a int; expected a list"),
+    ({"domain": "d", "agent": "a", "model": "m", "simulations": [None]},
+     "simulation 0: expected an object, got NoneType"),
+    ({"domain": 3, "agent": "a", "model": "m", "simulations": []}, "'domain': the domain is "
+                                                                   "missing (got 3)"),
+])
+def test_hostile_later_layouts_are_one_line(tmp_path, value, message):
+    with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        read_tau2(write(tmp_path / "x.json", value), agent_model="m")
