@@ -67,7 +67,22 @@ run ingest tau2 "${classic[@]}" --out "$work/t2.jsonl"
 # the same agent's other submission (the wrapper files, adaptive_agent), which holds many of the
 # same runs (docs/sources.md).
 run ingest tau2 "${bare[@]}" --agent-model claude-opus-4-6 --agent-implementation adaptive-agent \
-  --out "$work/t2-adaptive.jsonl"
+  --out "$work/t2-adaptive-all.jsonl"
+# A run both submissions hold (the same simulation id and the same turns: 63 of the 64 medical
+# runs, 2 of the airline ones) is one run: kept once, from the wrapper file.
+"$(dirname "$mtca")/python" - "$work/t2.jsonl" "$work/t2-adaptive-all.jsonl" \
+  "$work/t2-adaptive.jsonl" <<'PY'
+import sys
+from mtcabench.io import load_conversations, write_records
+seen = {(c.metadata["origin"].get("simulation_id"), tuple(t.text for t in c.turns))
+        for c in load_conversations(sys.argv[1]).values()}
+bare = list(load_conversations(sys.argv[2]).values())
+kept = [c for c in bare
+        if (c.metadata["origin"].get("simulation_id"), tuple(t.text for t in c.turns)) not in seen]
+write_records(sys.argv[3], kept)
+print(f"kept {len(kept)} of {len(bare)} runs of the bare lists ({len(bare) - len(kept)} are "
+      "runs of the wrapper files too)", file=sys.stderr)
+PY
 cat "$work"/tb-*.jsonl "$work/t2.jsonl" "$work/t2-adaptive.jsonl" > "$work/conversations.jsonl"
 
 log "2/4 values: lineage and the counterfactual split, accepted by rule"
