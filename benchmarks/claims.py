@@ -11,7 +11,9 @@ background, at low priority:
         --split test > runs/claims.log 2>&1 &
 
 ``--table-only`` prints the table from the result files without the model (seconds);
-``--write-docs`` also writes it into docs/evaluate.md between its markers.
+``--write-docs`` also writes it into docs/evaluate.md between its markers. ``--grid`` (dev)
+also replays Tokengeist's search settings one change at a time on the claims and on the
+domains study's values (its gold is built once under --gold, a few minutes, no model).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]  # this checkout's mtcabench, whatever the venv
 
+from tests.support.paths import release_2_tau2_files, tau2_folder, taubench_airline_path  # noqa: E402
+
 from mtcabench.benchmark import load_benchmark  # noqa: E402
 from mtcabench.errors import InputError  # noqa: E402
 from mtcabench.studies import (  # noqa: E402
@@ -34,7 +38,10 @@ from mtcabench.studies import (  # noqa: E402
     claim_table,
     claim_units,
     claims_of,
+    domain_gold,
+    domain_units,
     run_units,
+    search_table,
     write_docs,
 )
 
@@ -48,6 +55,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--table-only", action="store_true", help="no model: the table only")
     ap.add_argument("--write-docs", type=Path, nargs="?", const=ROOT / "docs" / "evaluate.md")
     ap.add_argument("--lock", type=Path, help="a flock file held while a unit runs the model")
+    ap.add_argument("--grid", action="store_true", help="also the search settings, claims "
+                    "beside values (the domains study's dev units), replayed without the model")
+    ap.add_argument("--gold", type=Path, default=ROOT / "runs" / "domains" / "gold",
+                    help="where the domains study's gold is built once (for --grid)")
     args = ap.parse_args(argv)
     start = time.perf_counter()
 
@@ -74,6 +85,19 @@ def main(argv: list[str] | None = None) -> int:
                        f"<!-- claims-{args.split}:end -->")
             write_docs(args.write_docs, errors, f"<!-- claims-{args.split}-errors:begin -->",
                        f"<!-- claims-{args.split}-errors:end -->")
+        if args.grid:
+            values = domain_gold(args.gold, release_2_tau2_files(tau2_folder()),
+                                 taubench_airline_path())
+            sample = {u.conversation.id for u in domain_units(values, "dev", 2)}
+            value_results = [r for r in results if r.split == "dev" and r.setting == "default"
+                             and r.scorer == "avg-attention" and r.seed == 0
+                             and r.conversation_id in sample]
+            claim_results = [r for r in results if r.split == "dev" and r.setting == "claims"]
+            grid = search_table(claim_results, bench, value_results, values)
+            print(grid)
+            if args.write_docs and grid:
+                write_docs(args.write_docs, grid, "<!-- claims-grid:begin -->",
+                           "<!-- claims-grid:end -->")
     except (InputError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3

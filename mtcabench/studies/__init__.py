@@ -57,7 +57,13 @@ alone (benchmarks/study_plan.py and benchmarks/study_tables.py are their command
 
 from __future__ import annotations
 
-from mtcabench.studies._claims import claim_errors, claim_table, claim_units, claims_of
+from mtcabench.studies._claims import (
+    claim_errors,
+    claim_table,
+    claim_units,
+    claims_of,
+    search_table,
+)
 from mtcabench.studies._domains import (
     candidate_table,
     domain_gold,
@@ -148,6 +154,7 @@ __all__ = [
     "domain_gold", "domain_table", "domain_units",
     "evaluate_point", "floor_scores", "gold_fingerprint", "load_cache", "load_gold", "md_table",
     "missing", "objective", "parameter_study", "plan", "render", "replay", "rounded", "run_grid",
-    "run_plan", "run_units", "sample", "score_graphs", "score_test", "signature", "split_of",
+    "run_plan", "run_units", "sample", "score_graphs", "score_test", "search_table", "signature",
+    "split_of",
     "to_entry", "write_docs", "write_split_benchmark", "write_submission", "write_tables",
 ]

@@ -22,7 +22,9 @@ from mtcabench.studies._plan import length
 from mtcabench.studies._results import StudyResult
 from mtcabench.studies._split import by_conversation
 from mtcabench.studies._tables import compare, diff_ci, md, spans_of, with_ci
-from mtcabench.studies._units import SearchPoint, Unit
+from mtcabench.evaluate import SearchSettings
+from mtcabench.studies._shares import ShareTables
+from mtcabench.studies._units import SearchPoint, Unit, replay_point
 
 #: The units' study name, scorer and setting: the default base scorer at its defaults, under a
 #: setting label of its own (result files live by split, scorer and setting: the domains
@@ -133,4 +135,62 @@ def claim_errors(results: Sequence[StudyResult], bench: Benchmark, split: str) -
              f"{len(units)} conversations.", ""]
     lines += md(["method", "parent role", "hop", "gold edges", "found", "missed",
                  "predicted, not gold"], rows, left=3)
+    return "\n".join(lines)
+
+
+#: Search settings tried on the dev split, one change from the default at a time: each is
+#: replayed from the stored shares (no model), on claims and on values side by side.
+CANDIDATE_POINTS = tuple(
+    SearchPoint(label, SearchSettings(**change), ("tokengeist",)) for label, change in (
+        ("top_k=2", {"top_k": 2}), ("top_k=5", {"top_k": 5}),
+        ("threshold=0.02", {"threshold": 0.02}), ("threshold=0.1", {"threshold": 0.1}),
+        ("alpha=0.3", {"alpha": 0.3}), ("alpha=0.7", {"alpha": 0.7}),
+        ("d_max=3", {"d_max": 3}), ("no match_values", {"match_values": False}),
+    ))
+
+
+def _replayed(results: Sequence[StudyResult], bench: Benchmark, points) -> list[StudyResult]:
+    """``results`` with every point of ``points`` replayed from their stored shares."""
+    spans = bench.span_index()
+    out = []
+    for r in results:
+        if r.shares is None:
+            continue
+        ids = [s.span_id for s in r.points["default"].methods["tokengeist"]]
+        unit = Unit(STUDY, r.split, bench.conversations[r.conversation_id],
+                    tuple(spans[i] for i in ids), r.scorer, r.setting)
+        tables = ShareTables.from_json(r.shares)
+        out.append(r.model_copy(update={"points": {
+            "default": replay_point(unit, tables, SearchPoint("default", methods=("tokengeist",))),
+            **{p.label: replay_point(unit, tables, p) for p in points}}}))
+    return out
+
+
+def search_table(claims: Sequence[StudyResult], claim_bench: Benchmark,
+                 values: Sequence[StudyResult], value_bench: Benchmark,
+                 points=CANDIDATE_POINTS) -> str:
+    """Tokengeist at each of ``points`` against the default search settings, replayed from the
+    same stored shares, on claims and on values side by side: edge F1 and the paired
+    difference with its conversation-clustered interval (issue 47: a change for claims must
+    keep the values' figures)."""
+    c = _replayed(claims, claim_bench, points)
+    v = _replayed(values, value_bench, points)
+    if not c or not v:
+        return ""
+    rows = []
+    for label in ("default", *(p.label for p in points)):
+        cells = [label]
+        for results in (c, v):
+            f, used, n = compare(spans_of(results, label, "tokengeist"),
+                                 None if label == "default"
+                                 else spans_of(results, "default", "tokengeist"))
+            cells += [f"{n} / {len(used.ids)}", with_ci(f["edge_f1"]), diff_ci(f["edge_f1"]),
+                      with_ci(f["source_recall"])]
+        rows.append(cells)
+    lines = ["Tokengeist's search settings, one change from the default at a time, replayed from "
+             "the stored shares of the same units (no model): claims of the claims study and "
+             "values of the domains study, their dev splits; paired differences from the "
+             "default with 95% conversation-clustered intervals.", ""]
+    lines += md(["setting", "claims: conv. / spans", "edge F1", "difference", "source R",
+                 "values: conv. / spans", "edge F1", "difference", "source R"], rows)
     return "\n".join(lines)
