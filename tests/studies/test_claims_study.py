@@ -10,14 +10,17 @@ from mtcabench.annotate.claims import read_annotations
 from mtcabench.benchmark import Benchmark
 from mtcabench.ingest import read_taubench
 from mtcabench.model import BenchmarkSpan, DecisionSource, Verdict
+from mtcabench.evaluate import SearchSettings
 from mtcabench.studies import (
     Models,
+    SearchPoint,
     ResultStore,
     claim_errors,
     claim_table,
     claim_units,
     claims_of,
     run_units,
+    search_table,
 )
 from mtcabench.graph import depth, sources
 
@@ -66,3 +69,11 @@ def test_the_table_and_the_errors_from_the_result_files(sample_path, tiny_loaded
     gold = sum(len(s.graph.edges) for s in bench.spans)
     assert sum(int(line.split("|")[4]) for line in lines) == gold  # every gold edge counted
     assert claim_table(results, bench, "test") == ""
+    # The search settings replayed from the stored shares: the default row, then each change
+    # with its paired difference (the same results stand in for values: the mechanics).
+    point = SearchPoint("top_k=1", SearchSettings(top_k=1), ("tokengeist",))
+    grid = search_table(results, bench, results, bench, points=(point,))
+    default, changed = [line for line in grid.splitlines() if line.startswith(("| default",
+                                                                               "| top_k=1"))]
+    assert default.count("| 3 / 5 |") == 2 and changed.count("| 3 / 5 |") == 2
+    assert changed.split("|")[4].strip().startswith(("+", "-"))  # a paired difference
