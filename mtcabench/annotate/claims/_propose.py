@@ -172,6 +172,7 @@ def message_region(content: str) -> tuple[int, int]:
 
 def claim_kind_of(text: str) -> ClaimKind:
     """The kind a clause's wording says (the first rule of :data:`KIND_RULES` that matches)."""
+    text = text.replace("’", "'")  # "can’t" reads as "can't"
     return next((kind for kind, rule in KIND_RULES if rule.search(text)), ClaimKind.OTHER)
 
 

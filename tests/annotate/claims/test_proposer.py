@@ -65,6 +65,7 @@ def test_questions_and_headings_that_only_announce_are_left_out():
 
 @pytest.mark.parametrize(("text", "kind"), [
     ("I'm unable to cancel this reservation", ClaimKind.DECISION),
+    ("I can’t change a basic economy flight", ClaimKind.DECISION),
     ("Unfortunately, the order cannot be returned", ClaimKind.DECISION),
     ("Your order #W123 has already been delivered", ClaimKind.STATUS),
     ("Your order #W123 has been cancelled", ClaimKind.CONFIRMATION),
