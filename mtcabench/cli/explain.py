@@ -134,7 +134,10 @@ def send_traces(result, otlp_endpoint: str | None, otlp_file: Path | None,
     from mtcabench.errors import needs_extra
     from mtcabench.explainer import annotate_phoenix, make_spans, send_otlp, write_otlp_file
 
-    record = result.record()
+    from mtcabench.model import ExplanationRecord
+
+    # As explain.json holds it (scores rounded to six decimals): the trace and the file agree.
+    record = ExplanationRecord.model_validate(result.to_json())
     if otlp_file is not None or otlp_endpoint is not None:
         with needs_extra("--otlp-endpoint and --otlp-file", "otel"):
             spans = make_spans(record, result.conversation)

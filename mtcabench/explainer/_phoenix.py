@@ -47,8 +47,9 @@ ANNOTATION_NAME = "provenance"
 ANNOTATOR_KIND = "CODE"
 #: Where the API key is read from (never from the command line).
 API_KEY_ENV = "PHOENIX_API_KEY"
-#: How long to wait for spans just sent to appear (Phoenix inserts them in the background).
-WAIT_S = 15.0
+#: How long to wait for spans to appear: ours just sent (Phoenix inserts them in the
+#: background), or an agent's trace that may have been sent a moment ago.
+WAIT_S, GRACE_S = 15.0, 3.0
 #: Annotations per request.
 BATCH = 100
 
@@ -190,12 +191,16 @@ class _Phoenix:
 
 
 def annotate_phoenix(record: ExplanationRecord, conversation: Conversation, url: str, *,
-                     wait: float = WAIT_S, warn: Callable[[str], None] = lambda line: None
-                     ) -> PhoenixReport:
+                     wait: float | None = None,
+                     warn: Callable[[str], None] = lambda line: None) -> PhoenixReport:
     """Annotate the spans of the conversation's trace in the Phoenix at ``url`` (see the
     module); a conversation not read from a trace gets a trace of its own sent there first.
-    ``warn`` gets one line per span that Phoenix does not hold."""
+    ``warn`` gets one line per span that Phoenix does not hold; ``wait``: seconds to wait
+    for the spans to appear (default :data:`WAIT_S` for a trace just sent, else
+    :data:`GRACE_S`)."""
     spans = turn_spans(conversation)
+    if wait is None:
+        wait = GRACE_S if spans is not None else WAIT_S
     phoenix = _Phoenix(check_phoenix_url(url))
     try:
         phoenix.projects()  # reachable, and Phoenix, before anything is sent

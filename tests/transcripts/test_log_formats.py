@@ -60,9 +60,12 @@ def all_logs(tmp_path: Path) -> dict[str, Path]:
 
 
 def record(conv) -> dict:
-    """A conversation record less what names its file (the id and metadata.origin)."""
+    """A conversation record less what names its file (the id and metadata.origin) and, for
+    a trace, the turns' spans (metadata.otel_spans)."""
     data = conv.model_dump(mode="json")
-    assert data.pop("metadata") == {"origin": conv.metadata["origin"]}
+    meta = data.pop("metadata")
+    meta.pop("otel_spans", None)
+    assert meta == {"origin": conv.metadata["origin"]}
     data.pop("id")
     return data
 
@@ -90,6 +93,12 @@ def test_each_format_is_recognised_and_reads_the_same_records(tmp_path):
     assert otel.id == "support.otel/4bf92f3577b34da6a3ce929d0e0e4736"
     assert otel.metadata["origin"] == {"file": "support.otel.json", "format": "otel-genai",
                                        "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736"}
+    # each turn's span: the chat span that first carried its message, a tool result's own
+    # execute_tool span (what explain --otlp-* links and --phoenix annotates)
+    assert [s["span_id"][-2:] for s in otel.metadata["otel_spans"]] == [
+        "01", "01", "01", "02", "03", "04", "05", "06", "06"]
+    assert {s["trace_id"] for s in otel.metadata["otel_spans"]} == {
+        "4bf92f3577b34da6a3ce929d0e0e4736"}
     assert read_transcript(logs["inspect-ai (.eval)"]).id == "support/support-1/epoch-1"
 
 
