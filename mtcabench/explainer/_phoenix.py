@@ -208,8 +208,7 @@ def annotate_phoenix(record: ExplanationRecord, conversation: Conversation, url:
             spans = send_own_trace(record, conversation, f"{phoenix.url}/v1/traces")
         report = PhoenixReport(phoenix.url)
         wanted = annotations(record, conversation, spans)
-        held = _find(phoenix, {a.span for a in wanted} | {spans[t.span.turn] for t in
-                                                          record.targets}, wait, report)
+        held = _find(phoenix, {a.span for a in wanted}, wait, report)
         for a in wanted:
             if a.span not in held:
                 continue

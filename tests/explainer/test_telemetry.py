@@ -214,3 +214,23 @@ def test_bad_options_are_refused_before_anything_runs(tmp_path):
     assert res.exit_code == ExitCode.BAD_INPUT and "Traceback" not in res.output
     assert json.loads(copy.read_text()) == json.loads(REFUND.read_text())  # not overwritten
     assert (tmp_path / "log.json").read_text() == REFUND.read_text()
+
+
+def test_the_tracers_graph_writes_the_same_telemetry(tiny_loaded, tmp_path, tiny_model_dir):
+    """Online: ``tracer.explain(...).to_otlp(file=...)`` writes what ``explain --otlp-file``
+    writes for the same log, span and model."""
+    import mtcabench
+
+    tracer = mtcabench.Tracer(tiny_loaded, background=False)
+    for message in json.loads(REFUND.read_text()):
+        tracer.add(message)
+    graph = tracer.explain(span="R-99120")
+    spans = graph.to_otlp(file=tmp_path / "online.json")
+    online = spans_of(parse_otlp_json(tmp_path / "online.json"))
+    assert len(online) == len(spans) == len(read_transcript(REFUND).turns) + 2
+    (prov,) = [s for s in online if s.name == T.SPAN_NAME]
+    assert len(prov.links) == len(graph.edges) > 0
+    assert [attributes(link.attributes)[T.EDGE_PARENT_TURN] for link in prov.links] == \
+        [e.parent for e in graph.edges]
+    event = attributes(prov.events[0].attributes)
+    assert event[T.EVALUATION_SCORE] == confidence(graph.record().targets[0].graphs["tokengeist"])
