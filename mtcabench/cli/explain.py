@@ -154,7 +154,9 @@ def send_traces(result, otlp_endpoint: str | None, otlp_file: Path | None,
         where = ", ".join(shown(u) for u in report.trace_urls())
         # soft_wrap: a URL broken over two lines cannot be opened
         err_console.print(f"annotated {len(report.annotated)} edge(s) on {len(spans)} span(s) "
-                          f"in Phoenix" + (f": {where}" if where else f" at {shown(report.url)}"),
+                          f"in Phoenix" + (f" (removed {len(report.removed)} of edges the graph "
+                                           "no longer has)" if report.removed else "")
+                          + (f": {where}" if where else f" at {shown(report.url)}"),
                           soft_wrap=True)
 
 

@@ -15,7 +15,9 @@ sent to Phoenix's OTLP endpoint first, then annotated.
 
 Phoenix's REST API as version 20 serves it (checked against its ``/openapi.json``):
 ``GET /v1/projects``, ``GET /v1/projects/{id}/spans?trace_id=``, ``POST
-/v1/span_annotations?sync=true``. An API key, where the server asks for one, is read from
+/v1/span_annotations?sync=true``, ``GET`` and ``DELETE /v1/projects/{id}/span_annotations``
+(an annotation of a graph explained again whose edge the new graph no longer has is deleted
+by its identifier). An API key, where the server asks for one, is read from
 ``PHOENIX_API_KEY`` only and sent as a bearer token; it is never printed.
 """
 
@@ -81,6 +83,9 @@ class PhoenixReport:
     url: str
     annotated: list[Annotation] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    #: Identifiers of annotations of the same graphs that this run no longer holds (an edge
+    #: that a rerun with other settings dropped), deleted.
+    removed: list[str] = field(default_factory=list)
     projects: dict[str, str] = field(default_factory=dict)  # trace id -> project id
 
     def trace_urls(self) -> list[str]:
@@ -161,6 +166,8 @@ class _Phoenix:
             raise ServiceError(f"Phoenix at {self.url}: {method} {path.split('?')[0]} answered "
                                f"HTTP {response.status_code} "
                                f"({plain(response.text)[:160]!r}); is it Phoenix 20 or later?")
+        if method == "DELETE" or response.status_code == 204:
+            return None  # no body
         try:
             return response.json()
         except ValueError:
@@ -208,7 +215,9 @@ def annotate_phoenix(record: ExplanationRecord, conversation: Conversation, url:
             spans = send_own_trace(record, conversation, f"{phoenix.url}/v1/traces")
         report = PhoenixReport(phoenix.url)
         wanted = annotations(record, conversation, spans)
-        held = _find(phoenix, {a.span for a in wanted}, wait, report)
+        # The answers' traces too: one with nothing to annotate may hold stale annotations.
+        traces = {spans[t.span.turn].trace_id for t in record.targets}
+        held = _find(phoenix, {a.span for a in wanted}, traces, wait, report)
         for a in wanted:
             if a.span not in held:
                 continue
@@ -223,28 +232,50 @@ def annotate_phoenix(record: ExplanationRecord, conversation: Conversation, url:
         for k in range(0, len(report.annotated), BATCH):
             phoenix.request("POST", "/v1/span_annotations", params={"sync": "true"},
                             json={"data": [a.body() for a in report.annotated[k:k + BATCH]]})
+        _remove_stale(phoenix, record, spans, wanted, report)
         return report
     finally:
         phoenix.close()
 
 
-def _find(phoenix: _Phoenix, refs: set[SpanRef], wait: float,
+def _remove_stale(phoenix: _Phoenix, record: ExplanationRecord, spans: list[SpanRef],
+                  wanted: list[Annotation], report: PhoenixReport) -> None:
+    """Delete the annotations of this run's graphs that the run no longer holds: an edge a
+    rerun with other settings or another model dropped would otherwise stay on its span."""
+    graphs = {graph_id(t, m) for t in record.targets for m in t.graphs}
+    keep = {a.identifier for a in wanted}
+    for trace, project in report.projects.items():
+        ids = sorted({r.span_id for r in spans if r.trace_id == trace})
+        for k in range(0, len(ids), BATCH):
+            for a in phoenix.paged(f"/v1/projects/{project}/span_annotations",
+                                   {"span_ids": ids[k:k + BATCH], "limit": 1000,
+                                    "include_annotation_names": [ANNOTATION_NAME]}):
+                meta = a.get("metadata") or {}
+                if meta.get("graph_id") in graphs and a.get("identifier") not in keep:
+                    phoenix.request("DELETE", f"/v1/projects/{project}/span_annotations",
+                                    params={"name": ANNOTATION_NAME,
+                                            "identifier": a["identifier"],
+                                            "delete_all": "true"})
+                    report.removed.append(a["identifier"])
+
+
+def _find(phoenix: _Phoenix, refs: set[SpanRef], traces: set[str], wait: float,
           report: PhoenixReport) -> set[SpanRef]:
     """The refs whose spans Phoenix holds, waiting up to ``wait`` s for spans just sent; one
-    InputError line for a trace that no project holds."""
+    InputError line for a trace (of ``traces`` or of a ref) that no project holds."""
     deadline = time.monotonic() + wait
-    traces = sorted({r.trace_id for r in refs})
+    wanted = sorted(traces | {r.trace_id for r in refs})
     while True:
         held: set[SpanRef] = set()
         absent = []
-        for trace in traces:
+        for trace in wanted:
             project, found = phoenix.spans_of(trace)
             if project is None:
                 absent.append(trace)
                 continue
             report.projects[trace] = project
             held |= {r for r in refs if r.trace_id == trace and r.span_id in found}
-        if held == refs or time.monotonic() >= deadline:
+        if (held == refs and not absent) or time.monotonic() >= deadline:
             break
         time.sleep(0.5)
     if absent:

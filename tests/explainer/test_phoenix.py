@@ -135,6 +135,19 @@ def test_every_edge_is_an_annotation_on_its_child_span_and_a_rerun_adds_nothing(
     assert again.exit_code == 0, again.output
     after = annotations(phoenix.url, agent_trace, spans)
     assert sorted(a["id"] for a in after) == sorted(a["id"] for a in got)
+    assert "removed" not in again.output
+    # explained again with a higher threshold: the graph's dropped edges leave Phoenix too
+    fewer = explain(OTEL, "--model", tiny_model_dir, "--method", "tokengeist", "--threshold",
+                    "0.3", "--phoenix", phoenix.url, "--out", tmp_path / "fewer")
+    assert fewer.exit_code == 0, fewer.output
+    kept = ExplanationRecord.model_validate_json(
+        (tmp_path / "fewer" / "explain.json").read_text()).targets[0].graphs["tokengeist"]
+    ours = [a for a in annotations(phoenix.url, agent_trace, spans)
+            if a["metadata"]["method"] == "tokengeist"]
+    assert sorted((a["metadata"]["child_turn"], a["metadata"]["parent_turn"]) for a in ours) \
+        == sorted(e.pair for e in kept.edges)
+    dropped = len(record.targets[0].graphs["tokengeist"].edges) - len(kept.edges)
+    assert dropped > 0 and f"removed {dropped} of edges" in fewer.output
 
 
 def test_a_log_that_is_no_trace_is_sent_as_its_own_trace_then_annotated(phoenix, tmp_path):
