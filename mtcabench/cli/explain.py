@@ -4,8 +4,9 @@ Reads a transcript as agents log it (any format of :mod:`mtcabench.transcripts`:
 or Responses, Anthropic Messages, OpenTelemetry GenAI spans, Inspect AI logs, a TauBench run,
 our conversation records), attributes the chosen spans with Tokengeist (and flat, or any method, for
 comparison) on a causal LM, prints each provenance graph as a tree and, with ``--out``,
-writes ``explain.json`` and one HTML page per span and method. torch is imported only when
-the command runs.
+writes ``explain.json`` and one HTML page per span and method; with ``--otlp-endpoint`` /
+``--otlp-file`` the graphs as OpenTelemetry spans, with ``--phoenix`` as span annotations in
+Arize Phoenix (docs/traces.md). torch is imported only when the command runs.
 """
 
 from __future__ import annotations
@@ -95,7 +96,8 @@ def explain(
         check_outputs_are_not_inputs([file, *settings.input_paths()], paths)
         check_output_folder(out, paths)
     if otlp_file is not None or otlp_endpoint is not None or phoenix is not None:
-        check_trace_outputs(file, settings.input_paths(), otlp_endpoint, otlp_file, phoenix)
+        check_trace_outputs(file, settings.input_paths(), otlp_endpoint, otlp_file, phoenix,
+                            from_trace="otel_spans" in conv.metadata)
     with needs_extra("the evaluator"):
         result = explain_conversation(conv, targets, model=model, scorer=scorer,
                                       methods=method, settings=settings, device=device,
@@ -114,10 +116,14 @@ def explain(
 
 
 def check_trace_outputs(file: Path, inputs: list[Path], otlp_endpoint: str | None,
-                        otlp_file: Path | None, phoenix: str | None) -> None:
-    """Refuse a bad --otlp-* or --phoenix before any model runs."""
-    from mtcabench.explainer import check_phoenix_url, traces_url
+                        otlp_file: Path | None, phoenix: str | None, from_trace: bool) -> None:
+    """Refuse a bad --otlp-* or --phoenix, or a missing otel extra, before any model runs
+    (--phoenix needs the extra only for a log that is no trace: it sends a trace of its own)."""
+    from mtcabench.explainer import check_phoenix_url, require_otel, traces_url
     from mtcabench.io import check_output_path, check_outputs_are_not_inputs
+
+    if otlp_endpoint is not None or otlp_file is not None or not from_trace:
+        require_otel()
 
     if otlp_endpoint is not None:
         traces_url(otlp_endpoint)
@@ -131,7 +137,6 @@ def check_trace_outputs(file: Path, inputs: list[Path], otlp_endpoint: str | Non
 def send_traces(result, otlp_endpoint: str | None, otlp_file: Path | None,
                 phoenix: str | None) -> None:
     """The graphs as telemetry (--otlp-endpoint, --otlp-file) and as Phoenix annotations."""
-    from mtcabench.errors import needs_extra
     from mtcabench.explainer import annotate_phoenix, make_spans, send_otlp, write_otlp_file
 
     from mtcabench.model import ExplanationRecord
@@ -139,8 +144,7 @@ def send_traces(result, otlp_endpoint: str | None, otlp_file: Path | None,
     # As explain.json holds it (scores rounded to six decimals): the trace and the file agree.
     record = ExplanationRecord.model_validate(result.to_json())
     if otlp_file is not None or otlp_endpoint is not None:
-        with needs_extra("--otlp-endpoint and --otlp-file", "otel"):
-            spans = make_spans(record, result.conversation)
+        spans = make_spans(record, result.conversation)
         if otlp_file is not None:
             write_otlp_file(spans, otlp_file)
             err_console.print(f"wrote {len(spans)} OpenTelemetry span(s) to {shown(otlp_file)}")

@@ -95,12 +95,14 @@ TEXT_LIMIT = 2000
 EXPORT_TIMEOUT_S = 10.0
 
 
-def _require() -> None:
-    """The SDK and protobuf, or one line naming the extra that brings them."""
+def require_otel() -> None:
+    """The SDK and protobuf, or one line naming the extra that brings them (MissingExtra):
+    what a command checks before it runs a model."""
     with needs_extra("writing the graph as OpenTelemetry telemetry", "otel"):
-        import google.protobuf  # noqa: F401
-        import opentelemetry.exporter.otlp.proto.common  # noqa: F401
+        # The SDK first: its absence is what names the extra (protobuf comes with it).
         import opentelemetry.sdk.trace  # noqa: F401
+        import opentelemetry.exporter.otlp.proto.common  # noqa: F401
+        import google.protobuf  # noqa: F401
 
 
 def _int_id(hex_id: str, size: int, what: str) -> int:
@@ -144,7 +146,7 @@ def make_spans(record: ExplanationRecord, conversation: Conversation,
                service_name: str = "mtcabench") -> list[Any]:
     """The explanation as finished SDK spans (``ReadableSpan``): a trace of its own for a
     conversation not read from a trace, then one provenance span per span and method."""
-    _require()
+    require_otel()
     from opentelemetry import trace
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
@@ -258,7 +260,7 @@ def own_turn_spans(spans: Sequence[Any], turns: int) -> list[SpanRef]:
 def otlp_json(spans: Sequence[Any]) -> dict[str, Any]:
     """The spans as an OTLP JSON export (``{"resourceSpans": [...]}``, ids in hex as OTLP/JSON
     writes them, not the base64 of protobuf's JSON printer)."""
-    _require()
+    require_otel()
     from google.protobuf.json_format import MessageToDict
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
@@ -315,7 +317,7 @@ def send_otlp(spans: Sequence[Any], url: str, timeout: float = EXPORT_TIMEOUT_S)
     """Send the spans to an OTLP HTTP/protobuf endpoint; headers (an API key) come from the
     environment, OTEL_EXPORTER_OTLP_HEADERS or OTEL_EXPORTER_OTLP_TRACES_HEADERS, as the
     exporter reads them. Returns the URL sent to; one ServiceError line when it refused."""
-    _require()
+    require_otel()
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.trace.export import SpanExportResult
 

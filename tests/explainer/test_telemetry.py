@@ -234,3 +234,33 @@ def test_the_tracers_graph_writes_the_same_telemetry(tiny_loaded, tmp_path, tiny
         [e.parent for e in graph.edges]
     event = attributes(prov.events[0].attributes)
     assert event[T.EVALUATION_SCORE] == confidence(graph.record().targets[0].graphs["tokengeist"])
+
+
+def test_without_the_otel_extra_the_options_are_one_line_before_anything_runs(tmp_path):
+    """Where the SDK is not installed, --otlp-* (and --phoenix on a log that is no trace) name
+    the extra in one line and write nothing; --phoenix on a trace needs no extra."""
+    import subprocess
+    import sys
+
+    block = (
+        "import sys\n"
+        "class _NoOtel:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in {'opentelemetry', 'google'}:\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+        "sys.meta_path.insert(0, _NoOtel())\n"
+        "from mtcabench.cli import main\nmain()\n")
+    out = tmp_path / "x.json"
+    for args in (["--otlp-file", str(out)], ["--phoenix", "http://127.0.0.1:9"]):
+        res = subprocess.run([sys.executable, "-c", block, "explain", str(REFUND), "--method",
+                              "recency", *args], cwd=ROOT.parent, capture_output=True,
+                             text=True, timeout=120)
+        lines = [x for x in (res.stdout + res.stderr).splitlines() if x.strip()]
+        assert res.returncode == ExitCode.BAD_INPUT, res.stderr[-2000:]
+        assert lines == ["error: writing the graph as OpenTelemetry telemetry needs "
+                         "opentelemetry, which is not installed: pip install 'mtcabench[otel]'"]
+    assert not out.exists()
+    res = subprocess.run([sys.executable, "-c", block, "explain", str(OTEL), "--method",
+                          "recency", "--phoenix", "http://127.0.0.1:9"], cwd=ROOT.parent,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == ExitCode.SERVICE and "is not reachable" in res.stderr
