@@ -128,7 +128,8 @@ class OutputBusy(MtcaError):
 
 
 #: The modules of each extra (pyproject.toml's optional dependencies) whose absence names it.
-EXTRA_MODULES = {"eval": frozenset({"torch", "transformers", "gguf", "accelerate"})}
+EXTRA_MODULES = {"eval": frozenset({"torch", "transformers", "gguf", "accelerate"}),
+                 "otel": frozenset({"opentelemetry", "google"})}
 
 
 class MissingExtra(MtcaError, ModuleNotFoundError):

@@ -2,6 +2,7 @@
 # cached, the pinned versions, and the key of the portable llama-cpp-python wheel.
 CACHE="${MTCABENCH_CACHE:-$HOME/.cache/mtcabench}"
 LS_VENV="${MTCABENCH_LABEL_STUDIO_VENV:-$CACHE/ls-venv}"
+PHOENIX_VENV="${MTCABENCH_PHOENIX_VENV:-$CACHE/phoenix-venv}"
 PY="${PYTHON:-python3.11}"
 command -v "$PY" >/dev/null || PY=python3
 mkdir -p "$CACHE/logs"
@@ -10,6 +11,7 @@ now() { date +%s; }
 
 pin() { "$PY" scripts/pins.py "$1"; }
 LS_VERSION="$(pin label-studio)"
+PHOENIX_VERSION="$(pin arize-phoenix)"
 LLAMA_VERSION="$(pin llama-cpp-python)"
 TORCH_VERSION="$(pin torch)"
 UV_VERSION="$(pin uv)"

@@ -3,6 +3,7 @@
 #   scripts/locks/project.txt       every dependency of .venv (all extras), torch excepted
 #   scripts/locks/label-studio.txt  the Label Studio virtual environment
 #   scripts/locks/peers.txt         the peers' virtual environment (scripts/setup_peers.sh)
+#   scripts/locks/phoenix.txt       the Arize Phoenix virtual environment (explain --phoenix's tests)
 # scripts/setup.sh installs exactly these versions, so a fresh machine gets the set the tests
 # passed with. Run this after changing a pin or a dependency, then scripts/setup.sh and the
 # test suite, and commit the lock files with the change.
@@ -17,6 +18,7 @@ UV="${UV:-uv}"
 export UV_NATIVE_TLS=1
 TORCH="$("$PY" scripts/pins.py torch)"
 LS="$("$PY" scripts/pins.py label-studio)"
+PHOENIX="$("$PY" scripts/pins.py arize-phoenix)"
 find_links=()
 for dir in ${PIP_FIND_LINKS:-} /opt/wheels; do
   [ -d "$dir" ] && find_links+=(--find-links "$dir")
@@ -34,4 +36,6 @@ header="--custom-compile-command scripts/lock.sh"
   -c scripts/locks/project.txt --no-emit-package torch $header -q -o scripts/locks/peers.txt
 echo "label-studio==$LS" | "$UV" pip compile - --python-version 3.11 --python-platform x86_64-manylinux_2_28 $header -q \
   -o scripts/locks/label-studio.txt
-echo "locked: scripts/locks/project.txt ($(grep -c '==' scripts/locks/project.txt) packages), scripts/locks/peers.txt ($(grep -c '==' scripts/locks/peers.txt) packages), scripts/locks/label-studio.txt ($(grep -c '==' scripts/locks/label-studio.txt) packages)"
+echo "arize-phoenix==$PHOENIX" | "$UV" pip compile - --python-version 3.11 --python-platform x86_64-manylinux_2_28 $header -q \
+  -o scripts/locks/phoenix.txt
+echo "locked: scripts/locks/project.txt ($(grep -c '==' scripts/locks/project.txt) packages), scripts/locks/peers.txt ($(grep -c '==' scripts/locks/peers.txt) packages), scripts/locks/label-studio.txt ($(grep -c '==' scripts/locks/label-studio.txt) packages), scripts/locks/phoenix.txt ($(grep -c '==' scripts/locks/phoenix.txt) packages)"

@@ -7,6 +7,8 @@
 #   - the project's virtual environment .venv (all extras, the versions of
 #     scripts/locks/project.txt), rebuilt when its key changes,
 #   - Label Studio in its own virtual environment (scripts/locks/label-studio.txt),
+#   - Arize Phoenix in its own virtual environment (scripts/locks/phoenix.txt; the server
+#     `explain --phoenix` is tested against),
 #   - the migrated Label Studio data template (first migration takes minutes; later starts copy it),
 # then proves the embedded LLM server answers one schema-constrained completion, so that a
 # broken native build fails here with one line instead of thirty tests later.
@@ -76,6 +78,20 @@ if [ ! -x "$LS_VENV/bin/label-studio" ] || [ "$(cat "$LS_VENV/.mtcabench-version
   ls_pid=$!
 fi
 
+# 3b. Arize Phoenix in its own venv (background, like Label Studio; it pins its own FastAPI,
+#     SQLAlchemy and OpenTelemetry).
+phoenix_lock="scripts/locks/phoenix.txt"
+phoenix_key="$PHOENIX_VERSION-$(sha256sum < "$phoenix_lock" | cut -c1-16)"
+phoenix_pid=""
+if [ ! -x "$PHOENIX_VENV/bin/phoenix" ] || [ "$(cat "$PHOENIX_VENV/.mtcabench-version" 2>/dev/null)" != "$phoenix_key" ]; then
+  log "installing arize-phoenix==$PHOENIX_VERSION into $PHOENIX_VENV"
+  ( s=$(now); rm -rf "$PHOENIX_VENV" && "$UV" venv -q -p "$PY" "$PHOENIX_VENV" \
+    && VIRTUAL_ENV="$PHOENIX_VENV" "$UV" pip install -q -r "$phoenix_lock" \
+    && echo "$phoenix_key" > "$PHOENIX_VENV/.mtcabench-version" \
+    && echo "[setup] arize-phoenix installed in $(( $(now) - s )) s" ) >"$CACHE/logs/phoenix-install.log" 2>&1 &
+  phoenix_pid=$!
+fi
+
 # 4. The portable llama-cpp-python wheel, built once per key. --no-cache-dir: pip's own wheel
 # cache is keyed by the source archive only, not by CMAKE_ARGS, so it could hand back a wheel
 # an earlier, native build left there.
@@ -126,6 +142,10 @@ if [ -n "$ls_pid" ]; then
   if wait "$ls_pid"; then tail -n 1 "$CACHE/logs/ls-install.log" >&2
   else log "error: label-studio install failed, see $CACHE/logs/ls-install.log"; fail=1; fi
 fi
+if [ -n "$phoenix_pid" ]; then
+  if wait "$phoenix_pid"; then tail -n 1 "$CACHE/logs/phoenix-install.log" >&2
+  else log "error: arize-phoenix install failed, see $CACHE/logs/phoenix-install.log"; fail=1; fi
+fi
 [ "$fail" -eq 0 ] || exit 1
 
 # 6. A migrated Label Studio data folder to copy per run (the first migration takes minutes).
@@ -143,4 +163,4 @@ if [ "$(cat .venv/.mtcabench-llm-ok 2>/dev/null)" != "$check_key" ]; then
   echo "$check_key" > .venv/.mtcabench-llm-ok
 fi
 
-log "ready in $(( $(now) - t0 )) s: .venv/bin/mtcabench, Label Studio at $LS_VENV, Chromium at /usr/bin/chromium"
+log "ready in $(( $(now) - t0 )) s: .venv/bin/mtcabench, Label Studio at $LS_VENV, Phoenix at $PHOENIX_VENV, Chromium at /usr/bin/chromium"

@@ -35,7 +35,8 @@ collect_ignore = [] if all(importlib.util.find_spec(m) for m in ("at2", "context
 
 #: What the fast lane (``pytest --fast``) leaves out: tests that load the real model, start a
 #: service or a browser, are marked slow, or read the real upstream runs (TauBench, tau2-bench).
-SLOW_MARKERS = ("model", "browser", "llm_server", "label_studio", "slow", "real_runs")
+SLOW_MARKERS = ("model", "browser", "llm_server", "label_studio", "phoenix", "slow",
+                "real_runs")
 #: Fixtures that mark the tests asking for them, directly or through another fixture: the real
 #: model, reading (or building a release from) the real TauBench or tau2-bench runs, and running
 #: a command in a process of its own on a small full disk (seconds each). The tiny models mark

@@ -27,7 +27,16 @@ from mtcabench.explainer._output import (
     render_trees,
     write_explanation,
 )
+from mtcabench.explainer._phoenix import PhoenixReport, annotate_phoenix, check_phoenix_url
 from mtcabench.explainer._targets import resolve_targets, value_targets
+from mtcabench.explainer._telemetry import (
+    make_spans,
+    otlp_json,
+    require_otel,
+    send_otlp,
+    traces_url,
+    write_otlp_file,
+)
 
 
 
@@ -45,6 +54,14 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "ExplainedGraph",
     "Explanation",
+    "PhoenixReport",
+    "annotate_phoenix",
+    "check_phoenix_url",
+    "make_spans",
+    "otlp_json",
+    "send_otlp",
+    "traces_url",
+    "write_otlp_file",
     "Tracer",
     "as_conversation",
     "check_output_folder",
@@ -53,6 +70,7 @@ __all__ = [
     "output_paths",
     "render_tree",
     "render_trees",
+    "require_otel",
     "resolve_targets",
     "value_targets",
     "write_explanation",

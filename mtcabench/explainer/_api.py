@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import shutil
+from pathlib import Path
 
 from pydantic import PrivateAttr
 from rich.console import Console
@@ -28,7 +29,8 @@ from mtcabench.evaluate import (
 )
 from mtcabench.explainer._explain import Explanation, Messages, as_conversation, explain_conversation
 from mtcabench.explainer._output import render_tree
-from mtcabench.model import ProvenanceGraph, TargetSpan
+from mtcabench.explainer._phoenix import PhoenixReport, annotate_phoenix
+from mtcabench.model import ExplanationRecord, ProvenanceGraph, TargetSpan
 from mtcabench.transcripts import last_answer, target_span
 
 
@@ -60,6 +62,33 @@ class ExplainedGraph(ProvenanceGraph):
             return (self.target, self.nodes, self.edges) == (other.target, other.nodes,
                                                              other.edges)
         return NotImplemented
+
+    def record(self) -> ExplanationRecord:
+        """The graph as ``explain.json`` holds it (scores rounded to six decimals)."""
+        return ExplanationRecord.model_validate(self._made().to_json())
+
+    def to_otlp(self, endpoint: str | None = None, file: str | Path | None = None) -> list:
+        """The graph as OpenTelemetry spans (``explain --otlp-endpoint / --otlp-file``): sent
+        to ``endpoint`` (OTLP HTTP/protobuf) and/or written to ``file`` (OTLP JSON); returns
+        the SDK's spans. Needs the ``otel`` extra."""
+        from mtcabench.explainer._telemetry import make_spans, send_otlp, write_otlp_file
+
+        spans = make_spans(self.record(), self._made().conversation)
+        if file is not None:
+            write_otlp_file(spans, file)
+        if endpoint is not None:
+            send_otlp(spans, endpoint)
+        return spans
+
+    def to_phoenix(self, url: str) -> PhoenixReport:
+        """Annotate the agent's spans in the Phoenix at ``url``, one annotation per edge
+        (``explain --phoenix``); an API key from ``PHOENIX_API_KEY``."""
+        return annotate_phoenix(self.record(), self._made().conversation, url)
+
+    def _made(self) -> Explanation:
+        if self._explanation is None:
+            raise ValueError("this graph was not made by explain: it has no conversation")
+        return self._explanation
 
     def tree(self) -> Tree:
         """The graph as a rich Tree (what ``mtcabench explain`` prints)."""

@@ -34,6 +34,10 @@ METADATA_KEYS: dict[str, str] = {
     "dialog_id": "ConFETTI: the dialog id of the longest prefix the dialog was rebuilt from",
     "record_ids": "ConFETTI: the ids of every prefix record of the dialog",
     "function": "ConFETTI: the tool schemas the dialog offers the model",
+    "otel_spans": "OpenTelemetry GenAI: per turn, the span it was read from, {trace_id, "
+                  "span_id} in hex (a tool result's execute_tool span where one is logged, "
+                  "else the chat span that first sent or returned the message); what "
+                  "`explain --otlp-*` links and `explain --phoenix` annotates",
 }
 
 

@@ -28,8 +28,10 @@ Messages flattened into indexed attributes, as OpenLLMetry (``gen_ai.prompt.<i>.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -58,6 +60,22 @@ NAME, TITLE = "otel-genai", "OpenTelemetry GenAI"
 CHAT_OPERATIONS = {"chat", "generate_content", "text_completion"}
 _MEDIA = {"blob", "file_data", "uri", "file"}
 _FIX = "fix the tool_call_response part's id"
+
+
+def otlp_id(value: Any, size: int) -> str | None:
+    """A trace (16 bytes) or span (8 bytes) id as OTLP/JSON writes it, lowercase hex; the
+    base64 that a protobuf JSON printer writes is decoded to the same hex. Anything else is
+    kept as its text (None: absent)."""
+    if value is None or value == "":
+        return None
+    text = str(value)
+    if re.fullmatch(rf"[0-9a-fA-F]{{{2 * size}}}", text):
+        return text.lower()
+    with contextlib.suppress(ValueError):
+        raw = base64.b64decode(text, validate=True)
+        if len(raw) == size:
+            return raw.hex()
+    return text
 
 
 def _objects(value: Any) -> list[dict]:
@@ -106,9 +124,12 @@ class _Span:
         if not isinstance(raw, dict):
             raise InputError(f"{where}, span {order}: expected a span object")
         self.id = str(raw.get("spanId", order))
+        # As OTLP/JSON and the servers that take annotations write them (hex).
+        self.span_id = otlp_id(raw.get("spanId"), 8) or self.id
         self.here = f"{where}, span {raw.get('name', '?')!r} ({self.id})"
         self.attrs = _attributes(raw.get("attributes"))
         self.trace = str(raw.get("traceId", ""))
+        self.trace_id = otlp_id(raw.get("traceId"), 16) or self.trace
         # The conversation: the GenAI id, else OpenInference's session, else the trace.
         self.key = str(self.attrs.get("gen_ai.conversation.id") or self.attrs.get("session.id")
                        or self.trace)
@@ -274,13 +295,15 @@ def read_message(builder: TurnBuilder, message: Any, here: str) -> list[Turn]:
 
 class _Thread:
     """One conversation being rebuilt: its messages, the keys of its messages, the start of
-    its last chat span, and the bucket it is filed under."""
+    its last chat span, the bucket it is filed under, and per message the span that first
+    carried it (sent it to the model, or returned it)."""
 
-    __slots__ = ("messages", "keys", "last", "bucket")
+    __slots__ = ("messages", "keys", "last", "bucket", "spans")
 
     def __init__(self, messages: list[tuple[str, Any]], keys: list[str], last: tuple[int, int],
-                 bucket: tuple[int, int]):
+                 bucket: tuple[int, int], spans: list[_Span]):
         self.messages, self.keys, self.last, self.bucket = messages, keys, last, bucket
+        self.spans = spans
 
 
 def _prefix_hashes(keys: list[str]) -> list[int]:
@@ -292,9 +315,9 @@ def _prefix_hashes(keys: list[str]) -> list[int]:
     return out
 
 
-def _threads(chats: list[_Span]) -> list[tuple[list[tuple[str, Any]], tuple[int, int]]]:
+def _threads(chats: list[_Span]) -> list[_Thread]:
     """The conversations of one trace's chat spans (taken by start time), each with the start
-    of its last chat span.
+    of its last chat span and, per message, the span that first carried it.
 
     A span continues the longest thread whose messages its history starts with (the earliest
     such thread on a tie); the thread then moves to the end of the order. Threads are filed
@@ -308,7 +331,7 @@ def _threads(chats: list[_Span]) -> list[tuple[list[tuple[str, Any]], tuple[int,
         history = span.history()
         keys = [_key(m) for _, m in history]
         hashes = _prefix_hashes(keys)
-        chosen = None
+        chosen, carried = None, []
         for n in range(len(keys), -1, -1):
             for t in buckets.get((n, hashes[n]), ()):
                 if order[t].keys == keys[:n]:
@@ -317,6 +340,7 @@ def _threads(chats: list[_Span]) -> list[tuple[list[tuple[str, Any]], tuple[int,
             if chosen is not None:
                 break
         if chosen is not None:
+            carried = order[chosen].spans
             del buckets[order[chosen].bucket][chosen]
             del order[chosen]
         response = span.response()
@@ -325,9 +349,10 @@ def _threads(chats: list[_Span]) -> list[tuple[list[tuple[str, Any]], tuple[int,
         for k in all_keys[len(keys):]:
             h = hash((h, k))
         bucket = (len(all_keys), h)
-        order[made] = _Thread(history + response, all_keys, span.start, bucket)
+        spans = carried + [span] * (len(all_keys) - len(carried))
+        order[made] = _Thread(history + response, all_keys, span.start, bucket, spans)
         buckets.setdefault(bucket, {})[made] = None
-    return [(t.messages, t.last) for t in order.values()]
+    return list(order.values())
 
 
 def _read(source: Source) -> list[Conversation]:
@@ -351,25 +376,37 @@ def _read(source: Source) -> list[Conversation]:
     for key, group in groups.items():
         threads = _threads(group)
         tools = tools_of.get(key, [])
-        for k, (thread, last) in enumerate(threads):
+        tool_span = {s.attrs["gen_ai.tool.call.id"]: s for s in tools
+                     if isinstance(s.attrs.get("gen_ai.tool.call.id"), str)}
+        for k, thread in enumerate(threads):
             builder = TurnBuilder(where)
-            for here, m in thread:
+            carried: list[_Span] = []  # per turn, the span it was read from
+            for (here, m), span in zip(thread.messages, thread.spans):
                 read_message(builder, m, here)
+                carried += [span] * (len(builder.turns) - len(carried))
             unanswered = set(builder.unanswered()) if tools else set()
             for s in tools:  # tools run after the last model call: their results end the run
                 call_id = s.attrs.get("gen_ai.tool.call.id")
-                if s.start > last and isinstance(call_id, str) and call_id in unanswered \
+                if s.start > thread.last and isinstance(call_id, str) and call_id in unanswered \
                         and "gen_ai.tool.call.result" in s.attrs:
                     builder.tool(call_id, as_text(s.attrs["gen_ai.tool.call.result"]), s.here,
                                  fix=_FIX)
+                    carried.append(s)
                     unanswered.discard(call_id)
+            # A tool result's own span is the execute_tool span that ran its call, where one
+            # is logged; any other turn's, the chat span that first carried its message.
+            turn_spans = [tool_span.get(t.tool_call_id or "", span)
+                          for t, span in zip(builder.turns, carried)]
             cid = f"{source.stem}/{key}" + (f"/{k}" if len(threads) > 1 else "")
             ids = ({"conversation_id": key} if "gen_ai.conversation.id" in group[0].attrs
                    else {"session_id": key} if "session.id" in group[0].attrs
                    else {"trace_id": key})
             out.append(builder.conversation(
                 id=cid, source=TRANSCRIPT_SOURCE, domain="transcript",
-                metadata=conversation_metadata(origin=source.origin(NAME, **ids))))
+                metadata=conversation_metadata(
+                    origin=source.origin(NAME, **ids),
+                    otel_spans=[{"trace_id": s.trace_id, "span_id": s.span_id}
+                                for s in turn_spans])))
     return out
 
 

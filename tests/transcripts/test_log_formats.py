@@ -60,9 +60,12 @@ def all_logs(tmp_path: Path) -> dict[str, Path]:
 
 
 def record(conv) -> dict:
-    """A conversation record less what names its file (the id and metadata.origin)."""
+    """A conversation record less what names its file (the id and metadata.origin) and, for
+    a trace, the turns' spans (metadata.otel_spans)."""
     data = conv.model_dump(mode="json")
-    assert data.pop("metadata") == {"origin": conv.metadata["origin"]}
+    meta = data.pop("metadata")
+    meta.pop("otel_spans", None)
+    assert meta == {"origin": conv.metadata["origin"]}
     data.pop("id")
     return data
 
@@ -90,6 +93,12 @@ def test_each_format_is_recognised_and_reads_the_same_records(tmp_path):
     assert otel.id == "support.otel/4bf92f3577b34da6a3ce929d0e0e4736"
     assert otel.metadata["origin"] == {"file": "support.otel.json", "format": "otel-genai",
                                        "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736"}
+    # each turn's span: the chat span that first carried its message, a tool result's own
+    # execute_tool span (what explain --otlp-* links and --phoenix annotates)
+    assert [s["span_id"][-2:] for s in otel.metadata["otel_spans"]] == [
+        "01", "01", "01", "02", "03", "04", "05", "06", "06"]
+    assert {s["trace_id"] for s in otel.metadata["otel_spans"]} == {
+        "4bf92f3577b34da6a3ce929d0e0e4736"}
     assert read_transcript(logs["inspect-ai (.eval)"]).id == "support/support-1/epoch-1"
 
 
@@ -322,6 +331,33 @@ def test_the_otel_reader_rebuilds_a_trace_whatever_the_span_order():
     reversed_export["resourceSpans"] = [{"scopeSpans": [{"spans": spans}]}]
     assert conversations_from_value(reversed_export)[0].turns == read_transcript(
         FILES["otel-genai"]).turns
+
+
+def test_each_turns_span_whatever_the_id_encoding_and_without_tool_spans():
+    """metadata.otel_spans: ids written as base64 (a protobuf JSON printer's bytes) read as
+    the same hex; where a trace has no execute_tool span, a tool result's span is the chat
+    span that first sent it to the model; the span order does not matter."""
+    import base64
+
+    export = json.loads(FILES["otel-genai"].read_text())
+    hexed = read_transcript(FILES["otel-genai"]).metadata["otel_spans"]
+    b64 = copy.deepcopy(export)
+    for span in _otel_spans(b64):
+        for key in ("traceId", "spanId", "parentSpanId"):
+            if span.get(key):
+                span[key] = base64.b64encode(bytes.fromhex(span[key])).decode()
+    assert conversations_from_value(b64)[0].metadata["otel_spans"] == hexed
+    reordered = copy.deepcopy(export)
+    reordered["resourceSpans"] = [{"scopeSpans": [{"spans": _otel_spans(reordered)[::-1]}]}]
+    assert conversations_from_value(reordered)[0].metadata["otel_spans"] == hexed
+    no_tools = copy.deepcopy(export)
+    no_tools["resourceSpans"] = [{"scopeSpans": [{"spans": [
+        s for s in _otel_spans(no_tools) if "execute_tool" not in s["name"]]}]}]
+    conv = conversations_from_value(no_tools)[0]
+    spans = [s["span_id"][-2:] for s in conv.metadata["otel_spans"]]
+    # the tool results (turns 3, 5, 6) on the chat spans that sent them (03, then 06)
+    assert spans == ["01", "01", "01", "03", "03", "06", "06", "06", "06"]
+    assert [t.role for t in conv.turns][3] is Role.TOOL
 
 
 def test_the_docs_examples_read_in_their_format():
