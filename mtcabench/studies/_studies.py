@@ -27,7 +27,8 @@ from mtcabench.studies._tables import (
     with_ci,
 )
 from mtcabench.studies._tune import read_tuning, tune_scorer, write_tuning
-from mtcabench.studies._units import FLOOR, Models, SearchPoint, RunSummary, run_units
+from mtcabench.baselines import FLOORS
+from mtcabench.studies._units import FLOOR, FLOOR_POINT, Models, RunSummary, run_units
 
 #: Where the result files live, relative to the checkout (committed as they come).
 RESULTS = Path("benchmarks") / "results"
@@ -150,9 +151,21 @@ def test_units(bench: Benchmark, k: int, weights: Path, tuning: dict):
     rows.sort(key=lambda r: order.index(r.scorer))
     points = plan.tuned_points({r.scorer: {m: v for m, v in tuning[r.scorer].items()
                                            if m in ("tokengeist", "flat")} for r in rows})
-    floors = plan.units("peers", "test", [plan.Row(FLOOR, "floors", plan.AVG.settings)], chosen,
-                        [SearchPoint("default", methods=("recency", "first-user"))])
-    return floors + plan.units("peers", "test", rows, chosen, points)
+    return floor_units(bench) + plan.units("peers", "test", rows, chosen, points)
+
+
+def floor_units(bench: Benchmark):
+    """The model-free floors (every one of :data:`mtcabench.baselines.FLOORS`) on the peers'
+    test sample: no model, no shares; the graphs from the conversation alone."""
+    chosen = plan.sample(bench, "test", plan.TEST_CONVERSATIONS)
+    return plan.units("peers", "test", [plan.Row(FLOOR, "floors", plan.AVG.settings)], chosen,
+                      [FLOOR_POINT])
+
+
+def stage_floors(bench: Benchmark, root: Path, **run) -> RunSummary:
+    """The floors' units only (the test stage runs them too): seconds, no model, so that a
+    floor added to the registry reaches the tables without a model stage."""
+    return run_units(floor_units(bench), store(root), **run)
 
 
 def comparison_units(bench: Benchmark, k: int):
@@ -173,7 +186,7 @@ def stage_test(bench: Benchmark, root: Path, k: int, weights: Path, **run) -> Ru
     return run_units(test_units(bench, k, weights, tuning), store(root), **run)
 
 
-STAGES = ("curve", "comparison", "weights", "dev", "tune", "test")
+STAGES = ("curve", "comparison", "weights", "dev", "tune", "test", "floors")
 
 
 def load_gold(folder: Path, raw: Path | None) -> Benchmark:
@@ -209,6 +222,8 @@ def run_plan(stages: Sequence[str], root: Path, bench: Benchmark, *, models: Mod
             k = need_k()
             log(f"K = {k}, chosen on the dev curve")
             stage_comparison(bench, root, k, **run)
+        elif stage == "floors":
+            stage_floors(bench, root, **run)
         elif stage == "weights":
             weights = stage_weights(bench, root, models=models, lock=lock, log=log)
         else:
@@ -403,7 +418,7 @@ def peers_table(results: Sequence[StudyResult], k: int | None, tuning: dict | No
             how = via.get(row.scorer, "mtcabench") + (", per step" if via.get(row.scorer)
                                                       and method == "tokengeist" else "")
             table.append(_peer_cells(method, row.scorer, row.setting, how, seeds, f, cost, n, m))
-    for method in ("recency", "first-user"):
+    for method in FLOORS:
         if floors:
             sp = spans_of(floors, "default", method)
             f, _, n, m = _row(sp, ref, floors, method)

@@ -116,7 +116,14 @@ def test_tables_and_curve_come_from_the_result_files_in_seconds(results, tmp_pat
            if len(c) > 3 and c[1].strip() == "peer-at2"]
     assert {c[0].strip() for c in pkg} == {"tokengeist", "flat"}
     assert all(c[11].strip().endswith("*") for c in pkg)
-    assert cells(peers, "recency")[11] == "0"
+    # Every floor of the registry closes the table (string-match, the lineage rules as a
+    # method, too), each its files' average on the same spans, at no cost.
+    from mtcabench.baselines import FLOORS
+    for name in FLOORS:
+        floor = cells(peers, name)
+        assert floor[1] == "-" and floor[3] == "model-free" and floor[11] == "0"
+        mean = stored_mean(results, "test", "model-free", "floors", "default", name, "edge_f1")
+        assert floor[5].startswith(f"{mean:.3f} [")
 
     # The sink study: each variant against the first, wrong system edges per span.
     sink = tables["sink-study"]
