@@ -14,7 +14,8 @@ with the table). Units run shortest group member first across groups (round robi
 run stopped early still covers every group.
 
 **Table** (:func:`domain_table`): per domain and per agent model, all spans and the chained and
-multi-source ones, Tokengeist and flat at the default search settings: edge F1 with its 95%
+multi-source ones, Tokengeist and flat at the default search settings, and the string-match
+floor on the same spans (:data:`FLOOR_METHOD`, from the gold alone): edge F1 with its 95%
 conversation-clustered bootstrap interval, the paired difference, original-source recall, the
 predicted edges over the gold's (how much too big or too small a graph is), and the spans the
 model's context left without a graph.
