@@ -11,7 +11,8 @@ low priority, sharing the machine's heavy-job lock conversation by conversation:
 
 A stop (Ctrl-C, kill, kill -9) loses at most the conversation in progress: the same command
 resumes, skipping every unit whose result file is there (benchmarks/results/units/; keyed by a
-signature of its settings, the model and the conversation). ``--stage`` runs some stages only.
+signature of its settings, the model and the conversation). ``--stage`` runs some stages only;
+``--stage floors`` the model-free floors' units alone (seconds; the log says 0 with the model).
 The tables come from the result files, without the model: benchmarks/study_tables.py.
 """
 

@@ -14,7 +14,8 @@ with the table). Units run shortest group member first across groups (round robi
 run stopped early still covers every group.
 
 **Table** (:func:`domain_table`): per domain and per agent model, all spans and the chained and
-multi-source ones, Tokengeist and flat at the default search settings: edge F1 with its 95%
+multi-source ones, Tokengeist and flat at the default search settings, and the string-match
+floor on the same spans (:data:`FLOOR_METHOD`, from the gold alone): edge F1 with its 95%
 conversation-clustered bootstrap interval, the paired difference, original-source recall, the
 predicted edges over the gold's (how much too big or too small a graph is), and the spans the
 model's context left without a graph.
@@ -36,7 +37,7 @@ from mtcabench.benchmark import split_of
 from mtcabench.studies._split import GOLD_DECIDED_AT, by_conversation
 from mtcabench.studies._tables import compare, diff_ci, md, spans_of, with_ci
 from mtcabench.evaluate import SearchSettings
-from mtcabench.studies._units import SearchPoint, Unit
+from mtcabench.studies._units import FLOOR, SearchPoint, Unit, replay_point
 
 #: The units' study name, scorer and setting (the default base scorer at its defaults).
 STUDY, SCORER, SETTING = "domains", "avg-attention", "default"
@@ -46,6 +47,10 @@ TYPES = ("chained", "multi-source")
 #: the default on the same spans: ``alpha`` 0.7 (the relative pruning threshold).
 CANDIDATE = SearchPoint("alpha=0.7", SearchSettings(alpha=0.7), ("tokengeist",))
 POINTS = (SearchPoint("default"), CANDIDATE)
+#: The floor beside the methods: the lineage rules as a method (:data:`mtcabench.baselines.
+#: FLOORS`), on the same spans, from the gold's conversations alone (no model; the units'
+#: files are not touched, so adding it recomputes nothing).
+FLOOR_METHOD = "string-match"
 
 
 def domain_gold(folder: Path, tau2: Sequence[Path], taubench: Path | None) -> Benchmark:
@@ -108,10 +113,12 @@ def domain_table(results: Sequence[StudyResult], bench: Benchmark, split: str,
     if not units:
         return ""
     spans = bench.span_index()
+    floors = floor_results(units, bench, FLOOR_METHOD)
     rows = []
     for title, members in _groups(units, bench.conversations).items():
         tg = spans_of(members, "default", "tokengeist")
         fl = spans_of(members, "default", "flat")
+        sm = spans_of([floors[r.conversation_id] for r in members], "default", FLOOR_METHOD)
         skipped = sum(s.skipped is not None for r in members
                       for s in r.points["default"].methods["tokengeist"])
         windowed = sum(len((r.shares or {}).get("windows", {})) for r in members)
@@ -123,26 +130,49 @@ def domain_table(results: Sequence[StudyResult], bench: Benchmark, split: str,
             a, b = tg.take(ids), fl.take(ids)
             f, _, n_conv = compare(a, b)
             g, _, _ = compare(b, None)
+            h, _, _ = compare(sm.take(ids), None)
             if n_conv < 2:  # resampling one conversation gives no interval, only its value
-                for fig in (*f.values(), *g.values()):
+                for fig in (*f.values(), *g.values(), *h.values()):
                     fig.low = fig.high = fig.diff_low = fig.diff_high = fig.p = None
             rows.append([title if kind == "all" else "", kind, f"{n_conv} / {len(ids)}",
                          with_ci(f["edge_f1"]), with_ci(g["edge_f1"]), diff_ci(f["edge_f1"]),
+                         with_ci(h["edge_f1"]),
                          with_ci(f["original_recall"]), with_ci(g["original_recall"]),
+                         with_ci(h["original_recall"]),
                          _size(a.matrix), str(windowed) if kind == "all" else "",
                          str(skipped) if kind == "all" else ""])
     lines = [f"{split.capitalize()} split, default search settings, average attention "
              "(SmolLM2-135M). Per group: conversations / spans; edge F1 and original-source "
              "recall with 95% conversation-clustered bootstrap intervals (1,000 resamples); "
-             "the difference Tokengeist - flat is paired on the same spans; *size* is "
+             "the difference Tokengeist - flat is paired on the same spans; *string-match* "
+             "is the model-free floor of the lineage rules used as a method, on the same spans "
+             "(the gold's own rules: on value spans it shows what copying alone finds); *size* is "
              "Tokengeist's predicted edges over the gold's; *in a window* counts the spans "
              "past the model's context, attributed in a context window (docs/evaluate.md, "
              "*Long conversations*), *no graph* those no window fits (scored as empty "
              "predictions). A group of one conversation has no interval.", ""]
     lines += md(["group", "spans", "conv. / spans", "Tokengeist edge F1", "flat edge F1",
-                 "difference", "Tokengeist original R", "flat original R", "size",
-                 "in a window", "no graph"], rows, left=2)
+                 "difference", "string-match edge F1", "Tokengeist original R",
+                 "flat original R", "string-match original R", "size", "in a window",
+                 "no graph"], rows, left=2)
     return "\n".join(lines)
+
+
+def floor_results(units: Sequence[StudyResult], bench: Benchmark, method: str
+                  ) -> dict[str, StudyResult]:
+    """Per conversation, its unit's result with a floor's graphs in place of the methods' at
+    the default point: on the spans the unit scored, from the gold's conversation alone."""
+    spans = bench.span_index()
+    point = SearchPoint("default", methods=(method,))
+    out = {}
+    for r in units:
+        scored = [spans[s.span_id] for s in r.points["default"].methods["tokengeist"]
+                  if s.span_id in spans]
+        unit = Unit(STUDY, r.split, bench.conversations[r.conversation_id], tuple(scored),
+                    FLOOR, "floors", points=(point,))
+        out[r.conversation_id] = r.model_copy(
+            update={"points": {"default": replay_point(unit, None, point)}})
+    return out
 
 
 def _groups(units: Sequence[StudyResult], conversations: Mapping[str, Conversation]

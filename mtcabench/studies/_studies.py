@@ -27,7 +27,8 @@ from mtcabench.studies._tables import (
     with_ci,
 )
 from mtcabench.studies._tune import read_tuning, tune_scorer, write_tuning
-from mtcabench.studies._units import FLOOR, Models, SearchPoint, RunSummary, run_units
+from mtcabench.baselines import FLOORS
+from mtcabench.studies._units import FLOOR, FLOOR_POINT, Models, RunSummary, run_units
 
 #: Where the result files live, relative to the checkout (committed as they come).
 RESULTS = Path("benchmarks") / "results"
@@ -150,9 +151,24 @@ def test_units(bench: Benchmark, k: int, weights: Path, tuning: dict):
     rows.sort(key=lambda r: order.index(r.scorer))
     points = plan.tuned_points({r.scorer: {m: v for m, v in tuning[r.scorer].items()
                                            if m in ("tokengeist", "flat")} for r in rows})
-    floors = plan.units("peers", "test", [plan.Row(FLOOR, "floors", plan.AVG.settings)], chosen,
-                        [SearchPoint("default", methods=("recency", "first-user"))])
-    return floors + plan.units("peers", "test", rows, chosen, points)
+    return floor_units(bench) + plan.units("peers", "test", rows, chosen, points)
+
+
+def floor_units(bench: Benchmark):
+    """The model-free floors (every one of :data:`mtcabench.baselines.FLOORS`) on the
+    comparison's test conversations, whose first ones are the peers' sample (both are the
+    shortest of the test split): no model, no shares; the graphs from the conversation
+    alone."""
+    chosen = plan.sample(bench, "test", max(plan.COMPARISON_CONVERSATIONS,
+                                            plan.TEST_CONVERSATIONS))
+    return plan.units("peers", "test", [plan.Row(FLOOR, "floors", plan.AVG.settings)], chosen,
+                      [FLOOR_POINT])
+
+
+def stage_floors(bench: Benchmark, root: Path, **run) -> RunSummary:
+    """The floors' units only (the test stage runs them too): seconds, no model, so that a
+    floor added to the registry reaches the tables without a model stage."""
+    return run_units(floor_units(bench), store(root), **run)
 
 
 def comparison_units(bench: Benchmark, k: int):
@@ -173,7 +189,7 @@ def stage_test(bench: Benchmark, root: Path, k: int, weights: Path, **run) -> Ru
     return run_units(test_units(bench, k, weights, tuning), store(root), **run)
 
 
-STAGES = ("curve", "comparison", "weights", "dev", "tune", "test")
+STAGES = ("curve", "comparison", "weights", "dev", "tune", "test", "floors")
 
 
 def load_gold(folder: Path, raw: Path | None) -> Benchmark:
@@ -209,6 +225,8 @@ def run_plan(stages: Sequence[str], root: Path, bench: Benchmark, *, models: Mod
             k = need_k()
             log(f"K = {k}, chosen on the dev curve")
             stage_comparison(bench, root, k, **run)
+        elif stage == "floors":
+            stage_floors(bench, root, **run)
         elif stage == "weights":
             weights = stage_weights(bench, root, models=models, lock=lock, log=log)
         else:
@@ -353,20 +371,30 @@ def comparison_table(results: Sequence[StudyResult], k: int | None) -> str:
     for s in seeds:
         one = [u for u in units if u.seed == s]
         rows.append((f"ablation, K = {k}, seed {s}", one, spans_of(one, "default", "tokengeist")))
+    # The floors on the same conversations, beside the scorers (no model: no passes).
+    sample_ids = {u.conversation_id for u in ref_units}
+    floors = [r for r in select(results, "test", FLOOR, "floors")
+              if r.conversation_id in sample_ids]
+    if floors:
+        rows += [(f"floor: {name} (model-free)", floors, spans_of(floors, "default", name))
+                 for name in FLOORS]
     table, sample = [], ""
     for label, us, sp in rows:
-        f, cost, n, m = _row(sp, None if sp is ref else ref, us, "tokengeist")
+        floor = us is floors
+        f, cost, n, m = _row(sp, None if sp is ref else ref, [] if floor else us, "tokengeist")
         sample = sample or f"{n} conversations, all their {m} spans"
         table.append([label, with_ci(f["edge_f1"]), diff_ci(f["edge_f1"]),
                       f"{f['edge_f1'].p:.3f}" if f["edge_f1"].p is not None else "",
                       f3(f["edge_precision"].value), f3(f["edge_recall"].value),
                       with_ci(f["source_recall"]), diff_ci(f["source_recall"]),
-                      f"{cost.passes:.0f}" if cost else "", f"{n} / {m}"])
+                      "0" if floor else f"{cost.passes:.0f}" if cost else "", f"{n} / {m}"])
     lines = [f"Test split ({sample}), Tokengeist at the default search settings; a sampling "
              "row's spans averaged over its seeds first; differences from "
              "Tokengeist over average attention on the same spans, 95% conversation-clustered "
-             "paired bootstrap intervals (1,000 resamples) and their two-sided p-values.", ""]
-    lines += md(["Tokengeist over", "edge F1 [95% CI]", "difference [95% CI]", "p",
+             "paired bootstrap intervals (1,000 resamples) and their two-sided p-values; the "
+             "model-free floors (every one of the registry: recency, first-user, string-match, "
+             "the lineage rules used as a method) on the same spans.", ""]
+    lines += md(["Tokengeist over (or floor)", "edge F1 [95% CI]", "difference [95% CI]", "p",
                  "precision", "recall", "source R [95% CI]", "difference [95% CI]",
                  "passes / conv.", "conv. / spans"], table)
     return "\n".join(lines)
@@ -377,10 +405,12 @@ def peers_table(results: Sequence[StudyResult], k: int | None, tuning: dict | No
     Tokengeist over average attention at its tuned settings."""
     if not k or not tuning:
         return ""
-    # The peers' sample is the floors' conversations (the comparison's units hold more).
+    # The peers' sample: the conversations their test stage tuned average attention on (the
+    # comparison's units, and the floors', hold more).
+    sample = {r.conversation_id for r in select(results, "test", "avg-attention", "default")
+              if "tuned-tokengeist" in r.points}
+    results = [r for r in results if r.conversation_id in sample]
     floors = select(results, "test", FLOOR, "floors")
-    sample = {r.conversation_id for r in floors}
-    results = [r for r in results if not sample or r.conversation_id in sample]
     ref_units = select(results, "test", "avg-attention", "default", (0,))
     if not ref_units:
         return ""
@@ -403,7 +433,7 @@ def peers_table(results: Sequence[StudyResult], k: int | None, tuning: dict | No
             how = via.get(row.scorer, "mtcabench") + (", per step" if via.get(row.scorer)
                                                       and method == "tokengeist" else "")
             table.append(_peer_cells(method, row.scorer, row.setting, how, seeds, f, cost, n, m))
-    for method in ("recency", "first-user"):
+    for method in FLOORS:
         if floors:
             sp = spans_of(floors, "default", method)
             f, _, n, m = _row(sp, ref, floors, method)
@@ -464,13 +494,14 @@ def missing(results: Sequence[StudyResult], k: int | None, tuning: dict | None) 
         out["ablation-test"] = out["peers"] = ["no K chosen yet"]
         return out
     whole = plan.COMPARISON_CONVERSATIONS
+    floors = lacking("test", FLOOR, "floors", (0,), max(whole, test))
     out["ablation-test"] = (lacking("test", "avg-attention", "default", (0,), whole)
-                            + lacking("test", "ablation", f"K={k}", plan.SEEDS, whole))
+                            + lacking("test", "ablation", f"K={k}", plan.SEEDS, whole) + floors)
     peers = [] if tuning else ["no tuning yet"]
     for row in plan.peer_rows(k, None):
         want = plan.SAMPLE_OF.get(row.scorer, {}).get("test", test)
         peers += lacking("test", row.scorer, row.setting, row.seeds, want)
-    out["peers"] = peers + lacking("test", FLOOR, "floors", (0,), test)
+    out["peers"] = peers + floors
     return out
 
 

@@ -83,6 +83,12 @@ class SearchPoint:
         return {**point_settings(self.search), "methods": list(self.methods)}
 
 
+#: The point a floor unit reports: every floor of the registry, in its order (recency,
+#: first-user, string-match), so that a floor added there shows in every table beside the
+#: methods (its units then read as stale and are recomputed, without a model).
+FLOOR_POINT = SearchPoint("default", methods=tuple(FLOORS))
+
+
 @dataclass(frozen=True)
 class Unit:
     """One conversation under one base-scorer configuration and seed."""
@@ -339,8 +345,12 @@ def run_units(units: Sequence[Unit], store: ResultStore, *, models: Models | Non
             log(f"removed {left.name}: a write a stopped run left unfinished")
         states = [state(u, store) for u in units]
         todo = sum(1 for s, _ in states if s not in ("done", "replay"))
+        # A floor's unit is computed from the conversation alone: say how many need the model.
+        with_model = sum(1 for u, (s, _) in zip(units, states)
+                         if s not in ("done", "replay") and u.scorer != FLOOR)
         log(f"{len(units)} units: {sum(s == 'done' for s, _ in states)} done, "
-            f"{sum(s == 'replay' for s, _ in states)} to replay, {todo} to compute")
+            f"{sum(s == 'replay' for s, _ in states)} to replay, {todo} to compute "
+            f"({with_model} with the model)")
         for n, (unit, (why, old)) in enumerate(zip(units, states), 1):
             where = (f"{unit.split} {unit.scorer} {unit.setting} seed {unit.seed} "
                      f"{unit.conversation.id}")

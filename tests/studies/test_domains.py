@@ -62,4 +62,18 @@ def test_the_table_has_a_row_per_domain_and_agent(sample_benchmark, tiny_loaded,
     # beside the value; a row of one conversation has none (resampling it gives no interval).
     assert " [" in rows["all"] and " [" in rows["domain: airline"]
     assert " [" not in rows["domain: retail"] and " [" not in rows["agent: b-model"]
+    # The string-match floor sits beside the methods, on the same spans, from the gold alone:
+    # its "all" cell is the macro edge F1 of the lineage rules' graphs over the units' spans.
+    from mtcabench.baselines import FLOORS
+    from mtcabench.results.metrics import columns, score_span, span_matrix
+
+    header = next(line for line in table.splitlines() if line.startswith("| group |"))
+    names = [c.strip() for c in header.strip("|").split("|")]
+    at = names.index("string-match edge F1")
+    assert "string-match original R" in names
+    f1 = [span_matrix([score_span(s, u.conversation, FLOORS["string-match"].graph(
+        u.conversation, s.span).edges)])[0][columns().index("edge_f1")]
+          for u in units for s in u.spans]
+    cell = [c.strip() for c in rows["all"].strip().strip("|").split("|")][at]
+    assert cell.startswith(f"{sum(f1) / len(f1):.3f} [")
     assert domain_table([r for _, r in store.results()], bench, "test", 2) == ""

@@ -13,10 +13,10 @@ from mtcabench.benchmark import load_benchmark
 from mtcabench.errors import OutputBusy
 from mtcabench.files import claim_output
 from mtcabench.studies import FLOOR, Models, ResultStore, SearchPoint, StudyResult, Unit, run_units
-from mtcabench.studies._units import state
+from mtcabench.studies._units import FLOOR_POINT, state
 from tests.support.sample_benchmark import build_sample_benchmark
 
-FLOORS = SearchPoint("default", methods=("recency", "first-user"))
+FLOORS = FLOOR_POINT  # every floor of the registry, string-match included
 
 
 class NoModel(Models):
@@ -42,8 +42,9 @@ def run(units, store, **kw):
 
 def test_a_rerun_skips_done_units_and_redoes_a_torn_one(units, tmp_path):
     store = ResultStore(tmp_path / "units")
-    first, _ = run(units, store)
+    first, lines = run(units, store)
     assert (first.computed, first.done) == (3, 0)
+    assert lines[0] == "3 units: 0 done, 0 to replay, 3 to compute (0 with the model)"
     paths = [u.path(store) for u in units]
     assert all(p.is_file() for p in paths)
     # the file name comes from the conversation id through the one name policy
@@ -53,7 +54,7 @@ def test_a_rerun_skips_done_units_and_redoes_a_torn_one(units, tmp_path):
     again, lines = run(units, store)
     assert (again.computed, again.done, again.replayed) == (0, 3, 0)
     assert [p.stat().st_mtime_ns for p in paths] == mtimes  # nothing rewritten
-    assert lines[0] == "3 units: 3 done, 0 to replay, 0 to compute"
+    assert lines[0] == "3 units: 3 done, 0 to replay, 0 to compute (0 with the model)"
 
     # a torn file (cut mid-write by a copy, say) is reported and computed again
     text = paths[1].read_text()
@@ -135,12 +136,14 @@ def test_scores_are_the_scorers(units, tmp_path):
 
     store = ResultStore(tmp_path / "units")
     summary, _ = run(units, store)
+    assert set(FLOORS.methods) == set(F) >= {"recency", "first-user", "string-match"}
     for unit, result in zip(units, summary.results):
-        for span, got in zip(unit.spans, result.points["default"].methods["recency"]):
-            graph = F["recency"].graph(unit.conversation, span.span.turn)
-            row = span_matrix([score_span(span, unit.conversation, graph.edges)])[0]
-            assert got.score == pytest.approx(dict(zip(columns(), row)), abs=1e-6)
-            assert got.span_id == span.id and got.lookups == 0
+        for name in F:
+            for span, got in zip(unit.spans, result.points["default"].methods[name]):
+                graph = F[name].graph(unit.conversation, span.span)
+                row = span_matrix([score_span(span, unit.conversation, graph.edges)])[0]
+                assert got.score == pytest.approx(dict(zip(columns(), row)), abs=1e-6)
+                assert got.span_id == span.id and got.lookups == 0
 
 
 def test_the_shares_cache_is_read_by_the_one_json_reader(tmp_path):

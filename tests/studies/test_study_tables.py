@@ -106,6 +106,14 @@ def test_tables_and_curve_come_from_the_result_files_in_seconds(results, tmp_pat
     assert 0 <= float(row[3]) <= 1  # the paired p-value
     for seed in (0, 1, 2):
         assert f"| ablation, K = 16, seed {seed} |" in test
+    # Every floor of the registry beside the scorers, on the same spans, with no passes.
+    from mtcabench.baselines import FLOORS
+    assert "string-match" in FLOORS
+    for name in FLOORS:
+        floor = cells(test, f"floor: {name} (model-free)")
+        mean = stored_mean(results, "test", "model-free", "floors", "default", name, "edge_f1")
+        assert floor[1].startswith(f"{mean:.3f} [") and floor[2].startswith(f"{mean - ref:+.3f}")
+        assert floor[8] == "0"
 
     # The peers table: the reference row has no difference; a per-query package's passes are
     # counted (*) from the queries its method asked; the floors cost nothing.
@@ -116,7 +124,14 @@ def test_tables_and_curve_come_from_the_result_files_in_seconds(results, tmp_pat
            if len(c) > 3 and c[1].strip() == "peer-at2"]
     assert {c[0].strip() for c in pkg} == {"tokengeist", "flat"}
     assert all(c[11].strip().endswith("*") for c in pkg)
-    assert cells(peers, "recency")[11] == "0"
+    # Every floor of the registry closes the table (string-match, the lineage rules as a
+    # method, too), each its files' average on the same spans, at no cost.
+    from mtcabench.baselines import FLOORS
+    for name in FLOORS:
+        floor = cells(peers, name)
+        assert floor[1] == "-" and floor[3] == "model-free" and floor[11] == "0"
+        mean = stored_mean(results, "test", "model-free", "floors", "default", name, "edge_f1")
+        assert floor[5].startswith(f"{mean:.3f} [")
 
     # The sink study: each variant against the first, wrong system edges per span.
     sink = tables["sink-study"]

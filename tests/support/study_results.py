@@ -22,7 +22,7 @@ from mtcabench.evaluate import Tokengeist, TraceSettings
 from mtcabench.model import Role
 from mtcabench.studies import FLOOR, ResultStore, SearchPoint, ShareTables, StudyResult, Unit
 from mtcabench.studies._results import rounded
-from mtcabench.studies._units import replay_point
+from mtcabench.studies._units import FLOOR_POINT, replay_point
 from tests.support.paths import ROOT, SAMPLE
 from tests.support.sample_benchmark import build_sample_benchmark
 
@@ -101,7 +101,7 @@ def write(root: Path, bench_folder: Path) -> list[Path]:
                 written.append(unit.path(store))
     for cid in sorted(by_conv):
         conv, spans = bench.conversations[cid], by_conv[cid]
-        floor = SearchPoint("default", methods=("recency", "first-user"))
+        floor = FLOOR_POINT  # every floor of the registry, as the plan's floor units
         unit = Unit("hand-made", "test", conv, tuple(spans), FLOOR, "floors", points=(floor,))
         result = StudyResult(split="test", conversation_id=cid, scorer=FLOOR, setting="floors",
                              seed=0, signature=f"hand-made-floors-{cid}", settings={},
