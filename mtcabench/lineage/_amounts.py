@@ -30,7 +30,11 @@ amount is the one recorded is exactly decidable:
    in cents. A refund claim is contradicted unless its amount is, as a refund, the net
    change, one added entry or the sum of the added refund entries; a charge or total claim
    likewise with the charges ("$50 for the bag has been charged" after a change refunded
-   $374 and the bag was charged $50 is no hallucination).
+   $374 and the bag was charged $50 is no hallucination). An amount that is an entry of the
+   record from before these calls, or the record's net change since the conversation first
+   showed it ("Net refund: $114" after a charge of $396 and a refund of $510), restates
+   earlier changes and is not decided; "$0", and a new fare's or order's total after a
+   change ("the total price of your updated order is now $1288.65"), are no payment.
 
 The span is the stated amount; its graph is the result whose entries contradict it (quoting
 the last added entry's amount), its call and the call's sources. The rationale writes the
@@ -68,6 +72,9 @@ _REFUND = re.compile(r"(?i)\b(?:refund(?:s|ed)?|credited|reimburs\w*|paid back)\
 _CHARGE = re.compile(r"(?i)\b(?:charged?|billed|(?:additional|extra) (?:cost|amount|charge|"
                      r"fee|payment))\b")
 _TOTAL = re.compile(r"(?i)\btotal\b")
+#: A fare's or an order's total ("The total price of your updated order is now $1288.65").
+_FARE_TOTAL = re.compile(r"(?i)\btotal\s+(?:price|fare)\b|\b(?:price|total) of (?:your|the) "
+                         r"(?:updated |new )?(?:order|reservation|flights?|itinerary)\b")
 #: Words that make a sentence no report of what was done.
 _NOT_DONE = re.compile(r"(?i)\b(?:if|unless|would|could|can|may|might|should|once|when|"
                        r"whether|option|estimated?|approximately|no|not|without|never|"
@@ -101,9 +108,13 @@ class _Event:
     the added entries ``(payment method, signed amount, quote start, quote end)``."""
 
     def __init__(self, turn: int, tool: str, record: str, added: list[tuple[str, Decimal]],
-                 quote: tuple[int, int], booking: bool):
+                 quote: tuple[int, int], booking: bool, earlier: list[tuple[str, Decimal]],
+                 since_first: Decimal | None):
         self.turn, self.tool, self.record, self.added = turn, tool, record, added
         self.quote, self.booking = quote, booking
+        #: the record's entries before these calls, and its net change since the conversation
+        #: first showed it (what a report may restate: "Net refund: $114" after two changes)
+        self.earlier, self.since_first = earlier, since_first
 
     @property
     def net(self) -> Decimal:
@@ -140,6 +151,7 @@ def _payment_event(tracer: Tracer, c: int) -> _Event | None:
     if not isinstance(record, str) or after is None:
         return None
     before: list[tuple[str, Decimal]] | None = [] if name in bookings else None
+    shown = []  # the record's payments as each earlier result showed them, latest first
     if name not in bookings:
         for p in range(first - 1, -1, -1):
             if tracer.turns[p].role is not Role.TOOL:
@@ -147,8 +159,8 @@ def _payment_event(tracer: Tracer, c: int) -> _Event | None:
             is_json, earlier = tracer.tool_data(p)
             if (is_json and isinstance(earlier, dict) and earlier.get(key) == record
                     and isinstance(earlier.get("payment_history"), list)):
-                before = _entries(earlier["payment_history"])
-                break
+                shown.append(_entries(earlier["payment_history"]))
+        before = shown[0] if shown else None
     if before is None or after[:len(before)] != before:
         return None  # no earlier record to tell what the calls added
     added = after[len(before):]
@@ -158,7 +170,10 @@ def _payment_event(tracer: Tracer, c: int) -> _Event | None:
     quote = _last_amount_quote(tracer.turns[t].text, len(data["payment_history"]))
     if quote is None:
         return None
-    return _Event(t, tool, record, added, quote, name in bookings)
+    since_first = (sum((a for _, a in after), Decimal(0)) - sum((a for _, a in shown[-1]),
+                                                                    Decimal(0))
+                   if shown and shown[-1] is not None else None)
+    return _Event(t, tool, record, added, quote, name in bookings, before, since_first)
 
 
 def _entries(history: list[Any]) -> list[tuple[str, Decimal]] | None:
@@ -196,6 +211,10 @@ def _claim(tracer: Tracer, c: int, text: str, lo: int, hi: int, event: _Event
     directions = {d for d, found in (("refund", refund), ("charge", charge or total)) if found}
     if len(directions) != 1 or not amounts:
         return None
+    if not event.booking and _FARE_TOTAL.search(piece):
+        return None  # the new fare or order total is a price, not what was paid
+    if Decimal(amounts[0].group(1).replace(",", "")) == 0:
+        return None  # "$0": nothing stated as paid
     if len(amounts) > 1 or "?" in piece or _NOT_DONE.search(piece) \
             or (tracer.rules.claim_context and not_a_claim(text, lo + amounts[0].start())):
         tracer.summary.skipped["hypothetical-claim"] += 1
@@ -233,6 +252,12 @@ def _decide(tracer: Tracer, c: int, start: int, end: int, amount: Decimal, direc
             event: _Event) -> ProposedSpan | None:
     if amount in _recorded(event, direction):
         return None  # the amount the call recorded, as a whole or one entry of it
+    sign = -1 if direction == "refund" else 1
+    if amount in {sign * a for _, a in event.earlier} or (
+            event.since_first is not None and amount == sign * event.since_first):
+        # an earlier call's amount, or the net of all the changes: a report may restate them
+        tracer.summary.skipped["ambiguous-contradiction"] += 1
+        return None
     edges, unsourced = tracer.trace(c, [(event.turn, "")])
     if edges is None:  # larger than MAX_GRAPH_TURNS (counted by trace)
         return None

@@ -130,6 +130,10 @@ def test_a_retail_refund_counts_the_refund_entries():
     # the call failed
     ("The refund of $198 has been processed.",
      [("update_reservation_flights", "Error: flight not available")]),
+    # "$0" is nothing paid; a new fare's total is a price, not a payment
+    ("- **Additional cost:** $0", [("update_reservation_flights", updated(59))]),
+    ("The total price of your updated reservation is now $1,288.65, and the difference has "
+     "been refunded.", [("update_reservation_flights", updated(-30))]),
 ])
 def test_consistent_or_undecidable_amounts_are_none(answer, results):
     conv = airline_conv(answer, *results)
@@ -165,3 +169,18 @@ def test_v5_is_v4_with_amount_claims_and_not_the_default():
     assert dict(v5.domains) == dict(v4.domains) | {"amount_claims": {"airline", "retail"}}
     assert LineageConfig().signature() == "lineage-v4"
     assert V5.signature() == "lineage-v5"
+
+
+@pytest.mark.parametrize("answer,found", [
+    ("- **Net refund:** $114 to your Visa.", False),  # the net since the record was first read
+    ("- Cabin upgrade charge: +$396 (credit card)", False),  # the earlier call's charge
+    ("- Flight change refund: $510 (credit card)", False),  # this call's refund
+    ("- Flight change refund: $600 (credit card)", True),
+])
+def test_a_report_may_restate_the_earlier_changes_of_its_record(answer, found):
+    # claude-sonnet-4-5 task-32: an upgrade charged $396, the agent said so, then a change
+    # refunded $510; the report lists both and their net
+    more = (("call", [("cu", "update_reservation_flights", {"reservation_id": "1N99U6"})]),
+            ("tool", "cu", updated(396)), ("a", "Your cabin is upgraded."))
+    conv = airline_conv(answer, ("update_reservation_flights", updated(396, -510)), more=more)
+    assert bool(hallucinations(propose_checked(conv, V5)[0])) is found
