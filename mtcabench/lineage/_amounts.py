@@ -37,7 +37,9 @@ amount is the one recorded is exactly decidable:
    change ("the total price of your updated order is now $1288.65"), are no payment.
 
 The span is the stated amount; its graph is the result whose entries contradict it (quoting
-the last added entry's amount), its call and the call's sources. The rationale writes the
+the last added entry's amount), its call and the call's sources, and, where an earlier turn
+shows the stated number, the turn the answer read it from (the agent's own quote, a
+calculator's answer, the user), traced like a copied value: what primed the claim. The rationale writes the
 arithmetic out: the added entries, their sum, and the stated amount against it.
 """
 
@@ -258,7 +260,12 @@ def _decide(tracer: Tracer, c: int, start: int, end: int, amount: Decimal, direc
         # an earlier call's amount, or the net of all the changes: a report may restate them
         tracer.summary.skipped["ambiguous-contradiction"] += 1
         return None
-    edges, unsourced = tracer.trace(c, [(event.turn, "")])
+    # where the answer read the number it states (the agent's quote, a calculator's answer),
+    # if an earlier turn shows it: what primed the claim, traced like a copied value
+    read = next((key for s, e, key in tracer.content_matches(c) if s < end and start < e
+                 and tracer.read_from(c, key) not in (None, event.turn)), None)
+    seeds = [(event.turn, "")] + ([(c, read)] if read is not None else [])
+    edges, unsourced = tracer.trace(c, seeds)
     if edges is None:  # larger than MAX_GRAPH_TURNS (counted by trace)
         return None
     tracer.count_unsourced(unsourced)
@@ -270,7 +277,8 @@ def _decide(tracer: Tracer, c: int, start: int, end: int, amount: Decimal, direc
     span = TargetSpan(turn=c, start=start, end=end, text=content[start:end])
     note = (f"amount claim: the answer states a {direction} of ${_money(amount)} where the "
             f"{event.tool} result (turn {event.turn}) for {event.record} records "
-            f"{_arithmetic(event)}; {_verdict(direction, amount, event)}")
+            f"{_arithmetic(event)}; {_verdict(direction, amount, event)}"
+            + (f"; primed by turn {tracer.read_from(c, read)}" if read is not None else ""))
     value = Value(_money(amount), "amount-claim", (span.text,))
     return ProposedSpan(span, value, tracer.graph(c, edges), DependencyType.HALLUCINATION, note)
 

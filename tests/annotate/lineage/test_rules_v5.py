@@ -71,6 +71,14 @@ def test_a_stated_amount_that_is_an_earlier_value_is_still_decided():
                         ("update_reservation_flights", updated(310)))
     (cand,) = hallucinations(propose_checked(conv, V5)[0])
     assert cand.span.text == "$155" and "$155 is not $310 (155 × 2 = 310)" in cand.rationale
+    # the number the answer repeats (the user's, as gpt-oss-120b task-37's "charge the
+    # additional $597") is in its graph: what primed it
+    quote = (("u", "Yes, charge the $140 to my gift card."),)
+    primed = airline_conv("Done! You have been charged $140 for the new flights.",
+                          ("update_reservation_flights", updated(310)), more=quote)
+    (cand,) = hallucinations(propose_checked(primed, V5)[0])
+    assert cand.rationale.endswith("$140 is not $310; primed by turn 3")
+    assert (6, 3) in edges(cand) and (6, 5) in edges(cand)
     # under v4 the same amount is a copied span of the read
     assert [c.span.text for c in propose_checked(conv, V4)[0] if c.span.text == "155"] == ["155"]
 
