@@ -40,7 +40,8 @@ def lineage(
     rules: str = typer.Option(D.rules, callback=_rules, help=(
         "Rules version: " + ", ".join(RULE_SETS) + " (earlier versions reproduce their "
         "output byte for byte; lineage-v4 runs domain-specific rules only on conversations of "
-        "their domain; docs/lineage.md states each).")),
+        "their domain; lineage-v5 also decides refunds and charges the answer states against "
+        "the recorded payment; docs/lineage.md states each).")),
     min_length: int = typer.Option(D.min_length, min=1, help="Shortest value traced, in characters."),
     max_length: int = typer.Option(D.max_length, min=1, help="Longest value traced; longer leaves "
                                    "are prose, whose ids, dates and numbers are traced instead."),

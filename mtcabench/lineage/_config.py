@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mtcabench.model import DependencyType
@@ -19,7 +19,8 @@ class RuleSet:
     byte; ``lineage-v2`` is the rule of issue 13 (a value links to the latest turn that shows
     it); ``lineage-v3`` adds the elapsed-time hallucinations of issue 27; ``lineage-v4`` (the
     default) gives rules their domains, retail's and telecom's values and their claims, and
-    actions claimed as done that no call did.
+    actions claimed as done that no call did; ``lineage-v5`` adds amounts reported as a
+    refund, charge or total that the recorded payment contradicts (issue 45).
     """
 
     version: str
@@ -73,6 +74,9 @@ class RuleSet:
     #: successfully booked") where no call of the tools that do it succeeded before (v4,
     #: ``_actions.ACTIONS``: a verb -> tool map per domain).
     action_claims: bool = False
+    #: An amount the answer reports as a refund, charge or booking total that the payment
+    #: its call recorded in the record's ``payment_history`` contradicts (v5, ``_amounts``).
+    amount_claims: bool = False
 
     def applies(self, rule: str, domain: str | None) -> bool:
         """Whether ``rule`` (a field name) runs on a conversation of ``domain``."""
@@ -114,6 +118,12 @@ RULE_SETS: dict[str, RuleSet] = {
                               ("action_claims", frozenset({"airline", "retail", "telecom"})),
                           )),
 }
+# v4 and the stated amounts of issue 45: refunds, charges and totals against the payment the
+# call recorded (airline's reservations, retail's orders)
+RULE_SETS["lineage-v5"] = replace(
+    RULE_SETS["lineage-v4"], version="lineage-v5", amount_claims=True,
+    domains=RULE_SETS["lineage-v4"].domains + (
+        ("amount_claims", frozenset({"airline", "retail"})),))
 
 #: The default rules version; written into every record's annotator. A rule change is a new
 #: entry of RULE_SETS, never an edit of an existing one.
@@ -136,8 +146,8 @@ DEFAULT_STOP_LIST: frozenset[str] = frozenset(
 class LineageConfig:
     """The tunable rules of the lineage annotator (defaults are those of ``rules``)."""
 
-    #: The rules version (a key of RULE_SETS): ``lineage-v4`` (default), ``lineage-v3``,
-    #: ``lineage-v2`` or ``lineage-v1``.
+    #: The rules version (a key of RULE_SETS): ``lineage-v4`` (default), ``lineage-v5``,
+    #: ``lineage-v3``, ``lineage-v2`` or ``lineage-v1``.
     rules: str = RULES_VERSION
     #: Shortest value kept, in characters of its canonical text (``151``, ``JFK``; not ``12``).
     min_length: int = 3

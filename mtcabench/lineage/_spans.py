@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
+from mtcabench.lineage._amounts import amount_spans
 from mtcabench.lineage._clauses import clause_spans
 from mtcabench.lineage._hallucination import unsupported_spans
 from mtcabench.lineage._tracing import Covered, ProposedSpan, Tracer
@@ -28,6 +29,14 @@ def answer_spans(tracer: Tracer, c: int) -> list[ProposedSpan]:
     """The spans of answer turn ``c``: copied values, derived amounts, hallucinations."""
     chosen = tracer.content_matches(c)
     out: list[ProposedSpan] = []
+    if tracer.applies("amount_claims") and tracer.config.hallucinations:
+        # v5: a reported amount the recorded payment contradicts is that, even where the
+        # same number stands in an earlier turn (a fare, a balance): it was not copied
+        amounts = amount_spans(tracer, c)
+        chosen = [(s, e, k) for s, e, k in chosen
+                  if not any(s < a.span.end and a.span.start < e for a in amounts)]
+    else:
+        amounts = []
     done: set[str] = set()
     for start, end, key in chosen:
         if key in done:
@@ -37,7 +46,8 @@ def answer_spans(tracer: Tracer, c: int) -> list[ProposedSpan]:
         made = _copied_span(tracer, c, start, end, key)
         if made is not None:
             out.append(made)
-    covered = Covered((s, e) for s, e, _ in chosen)
+    covered = Covered([(s, e) for s, e, _ in chosen]
+                      + [(a.span.start, a.span.end) for a in amounts])
     if tracer.config.derived_amounts:
         out += _derived_spans(tracer, c, covered, out)
     for s in out:
@@ -46,6 +56,7 @@ def answer_spans(tracer: Tracer, c: int) -> list[ProposedSpan]:
     out += unsupported_spans(tracer, c, covered)
     if tracer.rules.clause_spans and tracer.config.clause_spans:
         out += clause_spans(tracer, c, copied)
+    out += amounts
     out.sort(key=lambda s: s.span.start)
     return out
 

@@ -49,13 +49,15 @@ def test_release_2_holds_every_source_in_three_domains(release_2):
     checked = [x for x in handcheck["spans"] if x["dependency_type"] == "hallucination"]
     real = [v["lineage-v4"] for r in rules.values() if "lineage-v4" in r.get("handcheck", {})
             for v in [r["handcheck"]]]
-    # 23 real hallucinations, every one lineage-v4 proposes on the 863 runs, all correct (the
-    # issue asked for 30: these agents' runs hold no more that an exact rule decides)
-    assert sum(v["checked"] for v in real) == len(checked) == 23
-    assert sum(v["correct"] for v in real) == 23
+    # 39 real hallucinations: the 23 lineage-v4 proposes on the 863 runs, all correct, and
+    # the 16 more of release 2.1's 1,557 runs, 13 correct (two policy conditions read as
+    # elapsed-time claims, a cancellation's effect read as an update that no call did)
+    assert sum(v["checked"] for v in real) == len(checked) == 39
+    assert sum(v["correct"] for v in real) == 36
     assert rules["elapsed-time claim"]["handcheck"]["lineage-v4"]["checked"] >= 11
     assert rules["action claim"]["spans"] == 1
-    assert rules["action claim"]["handcheck"]["lineage-v4"]["checked"] == 1
+    assert rules["action claim"]["handcheck"]["lineage-v4"] | {"data": "", "wilson": []} == {
+        "checked": 4, "correct": 3, "share": 0.75, "data": "", "wilson": []}
     assert all(v["wilson"][0] <= v["share"] <= v["wilson"][1] for v in real)
     assert rules["counterfactual"]["handcheck"]["counterfactual-v1"]["checked"] == 20
     card = (folder / "README.md").read_text(encoding="utf-8")

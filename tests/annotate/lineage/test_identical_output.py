@@ -63,3 +63,36 @@ def test_one_long_conversation_gives_the_pinned_output(taubench_airline, tmp_pat
     assert _lineage_sha(path, tmp_path / "c.jsonl") == PINNED["long-1000"]
     assert _lineage_sha(path, tmp_path / "c3.jsonl", "--rules", "lineage-v3") == \
         PINNED["long-1000-v3"]
+
+
+def test_v5_adds_the_hand_checked_amount_claims_to_v4(conversations_file, tmp_path):
+    """lineage-v5 on the 200 runs: v4's candidates but for the rules version, the copied
+    amounts it decides instead, and the amount claims of handcheck-lineage-v5.json on these
+    runs, each with the edges it was judged on."""
+    import json
+
+    from mtcabench import resources
+
+    def read(rules):
+        _lineage_sha(conversations_file, tmp_path / f"{rules}.jsonl", "--rules", rules)
+        lines = (tmp_path / f"{rules}.jsonl").read_text(encoding="utf-8").splitlines()
+        return {c["id"]: c for c in map(json.loads, lines)}
+
+    v4, v5 = read("lineage-v4"), read("lineage-v5")
+    claims = {k: c for k, c in v5.items() if c["rationale"].startswith("amount claim")}
+    checked = {s["id"]: s for s in resources.lineage_handcheck("lineage-v5")["spans"]
+               if s["id"].startswith("taubench/")}
+    assert set(claims) == set(checked) and len(claims) == 6
+    for k, c in claims.items():
+        assert sorted([e["child"], e["parent"]] for e in c["graph"]["edges"]) == \
+            checked[k]["edges"]
+    # every other candidate is v4's, but for the rules version it names; the v4 spans v5
+    # drops are copies of the very amounts it decides
+    for k, c in v5.items():
+        if k not in claims:
+            assert {**c, "annotator": v4[k]["annotator"]} == v4[k], k
+    dropped = [v4[k] for k in set(v4) - set(v5)]
+    assert all(any(d["span"]["turn"] == c["span"]["turn"]
+                   and d["span"]["start"] < c["span"]["end"]
+                   and c["span"]["start"] < d["span"]["end"] for c in claims.values())
+               for d in dropped)

@@ -269,7 +269,7 @@ def test_a_claim_repeated_from_the_agents_own_claim_chains_through_it():
 
 # ---------------------------------------------------------------- versions and settings
 def test_rules_versions_and_signatures():
-    assert set(RULE_SETS) == {"lineage-v1", "lineage-v2", "lineage-v3", "lineage-v4"}
+    assert set(RULE_SETS) == {"lineage-v1", "lineage-v2", "lineage-v3", "lineage-v4", "lineage-v5"}
     assert RULE_SETS["lineage-v2"].echoes_carry and not RULE_SETS["lineage-v1"].echoes_carry
     # v3 is v2 with the elapsed-time claims; v4 (the default) gives rules their domains
     assert RULE_SETS["lineage-v3"].elapsed_claims and not RULE_SETS["lineage-v2"].elapsed_claims
