@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from mtcabench.annotate.lineage import LineageConfig, LineageSummary, propose_lineage
+from mtcabench.lineage import LineageConfig, LineageSummary, propose_lineage
 from mtcabench.graph import check_graph
 from mtcabench.ingest import read_tau2
 from mtcabench.model import Conversation, Role, ToolCall, Turn
