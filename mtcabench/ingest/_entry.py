@@ -6,12 +6,15 @@ The CLI and tests call these; a reader alone (``read_taubench``, ``read_confetti
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import chain
 from pathlib import Path
+from typing import Any
 
+from mtcabench.errors import InputError
 from mtcabench.ingest._common import write_conversations
 from mtcabench.io import check_outputs_are_not_inputs
+from mtcabench.model import agent_model_name, domain_name, source_name
 from mtcabench.progress import tracked
 from mtcabench.transcripts import (
     id_stems,
@@ -22,10 +25,23 @@ from mtcabench.transcripts import (
 )
 
 
+def _option(rule: Callable[[Any], Any], value: str | None, option: str) -> Any:
+    """An option's name by the name rule (:mod:`mtcabench.model._names`), normalised, checked
+    before any file is read (None: not given)."""
+    if value is None:
+        return None
+    try:
+        return rule(value)
+    except ValueError as exc:
+        raise InputError(f"{option}: {exc}") from None
+
+
 def ingest_taubench(paths: Sequence[str | Path], out: str | Path, *,
                     agent_model: str | None = None, domain: str | None = None,
                     progress: bool = True) -> int:
     """TauBench trajectory files to one conversations file; returns how many were written."""
+    agent_model = _option(agent_model_name, agent_model, "--agent-model")
+    domain = _option(domain_name, domain, "--domain")
     check_outputs_are_not_inputs(paths, [out])
     convs = chain.from_iterable(read_taubench(p, agent_model=agent_model, domain=domain)
                                 for p in paths)
@@ -46,6 +62,7 @@ def ingest_tau2(paths: Sequence[str | Path], out: str | Path, *, progress: bool 
 def ingest_confetti(path: str | Path, out: str | Path, *, domain: str | None = None,
                     progress: bool = True) -> int:
     """A ConFETTI BFCL-style file to a conversations file; returns how many were written."""
+    domain = _option(domain_name, domain, "--domain")
     check_outputs_are_not_inputs([path], [out])
     with tracked(read_confetti(path, domain=domain), "ingest confetti",
                  enabled=progress) as items:
@@ -58,6 +75,9 @@ def ingest_transcripts(paths: Sequence[str | Path], out: str | Path, *,
     """Agent logs of any format (:data:`mtcabench.transcripts.FORMATS`) to one conversations
     file; ``source`` / ``domain`` replace the records' (default ``transcript``). Returns how
     many were written; a bad file or a duplicate id writes nothing."""
+    # Checked here: model_copy below does not validate what it replaces.
+    source = _option(source_name, source, "--source")
+    domain = _option(domain_name, domain, "--domain")
     check_outputs_are_not_inputs(paths, [out])
     fields = {k: v for k, v in (("source", source), ("domain", domain)) if v is not None}
     # Two logs of one name in different folders get ids that tell them apart (id_stems).

@@ -41,11 +41,13 @@ from pathlib import Path
 from typing import Any
 
 from mtcabench.errors import InputError
-from mtcabench.model import Conversation, Turn, conversation_metadata
+from mtcabench.model import (Conversation, Turn, agent_model_name, conversation_metadata,
+                             domain_name)
 from mtcabench.transcripts._registry import NO, SURE, LogFormat, register_format
 from mtcabench.transcripts._source import Source, load_json
 from mtcabench.transcripts._tasks import expected_actions, expected_outputs
-from mtcabench.transcripts._turns import CallList, TurnBuilder, tool_call
+from mtcabench.transcripts._turns import (CallList, TurnBuilder, checked_name, tool_call,
+                                          trial_number)
 
 NAME, TITLE = "tau2", "tau2-bench"
 #: What the conversations are recorded as (``Conversation.source``, the ids' first part).
@@ -134,14 +136,17 @@ class _Run:
         info = _object(value, "info", f"{path}")
         env = _object(info, "environment_info", f"{path}: info")
         agent = _object(info, "agent_info", f"{path}: info")
-        self.domain = _name(env, "domain_name", f"{path}: info.environment_info", "the domain")
+        self.domain = checked_name(domain_name, _name(env, "domain_name",
+                                   f"{path}: info.environment_info", "the domain"),
+                                   f"{path}: info.environment_info.domain_name")
         policy = env.get("policy")
         if not isinstance(policy, str) or not policy.strip():
             got = "empty text" if isinstance(policy, str) else type(policy).__name__
             raise InputError(f"{path}: info.environment_info.policy is missing (got {got}); "
                              "the system turn is rebuilt from the domain's policy")
-        self.model = _name(agent, "llm", f"{path}: info.agent_info", "the agent model",
-                           segment=False)
+        self.model = checked_name(agent_model_name, _name(
+            agent, "llm", f"{path}: info.agent_info", "the agent model", segment=False),
+            f"{path}: info.agent_info.llm")
         self.implementation = _name(agent, "implementation", f"{path}: info.agent_info",
                                     "the agent implementation")
         self.system, self.system_meta = system_turn(policy, self.implementation,
@@ -186,6 +191,7 @@ def _simulation(run: _Run, k: int, sim: Any) -> Conversation:
     if not isinstance(trial, int) or isinstance(trial, bool) or trial < 0:
         raise InputError(f"{where} (task {_shown(task_id)}): 'trial' is {_shown(trial)}, "
                          "expected a whole number")
+    trial = trial_number(trial, f"{where} (task {_shown(task_id)})")  # bounded
     where += f" (task {_shown(task_id)}, trial {trial})"
     task = run.tasks.get(task_id)
     if task is None:

@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from mtcabench.errors import InputError
-from mtcabench.model import Conversation, conversation_metadata
+from mtcabench.model import (Conversation, agent_model_name, conversation_metadata,
+                             domain_name)
 from mtcabench.transcripts._chat import read_message
 from mtcabench.transcripts._registry import NO, SURE, LogFormat, register_format
 from mtcabench.transcripts._source import Source, load_json
 from mtcabench.transcripts._tasks import expected_actions, expected_outputs
-from mtcabench.transcripts._turns import TurnBuilder
+from mtcabench.transcripts._turns import TurnBuilder, checked_name, trial_number
 
 SOURCE = "taubench"
 
@@ -55,18 +56,15 @@ def run_conversation(path: Path, i: int | None, run: Any, model: str | None,
         raise InputError(f"{path}: {where}: 'traj' is not a list of messages")
     if not traj:
         raise InputError(f"{path}: {where}: empty conversation ('traj' has no messages)")
-    trial = run.get("trial")
-    if trial is not None and not (isinstance(trial, int) and not isinstance(trial, bool)) and not (
-            isinstance(trial, str) and trial.isascii() and trial.isdigit()):
-        raise InputError(f"{path}: {where}: 'trial' is {_shown(trial)}, expected a whole number")
-    cid = conversation_id(domain, model, run["task_id"], run.get("trial", 0))
+    trial = trial_number(run.get("trial"), f"{path}: {where}")
+    cid = conversation_id(domain, model, run["task_id"], 0 if trial is None else trial)
     builder = TurnBuilder(f"{path}: {where}")
     for j, m in enumerate(traj):
         read_message(builder, m, f"{path}: {where} ({cid}), message {j}")
     return builder.conversation(
         id=cid, source=SOURCE, domain=domain or "unknown", agent_model=model,
         task_id=str(run["task_id"]),
-        trial=int(run["trial"]) if run.get("trial") is not None else None,
+        trial=trial,
         metadata=run_metadata(path, i, run, f"{path}: {where}"))
 
 
@@ -115,6 +113,9 @@ def read_taubench(
         model_guess, domain_guess = model_and_domain(path)
         agent_model = agent_model or model_guess
         domain = domain or domain_guess
+    # Named by the name rule before they go into ids (normalised: ' Airline' is airline).
+    agent_model = checked_name(agent_model_name, agent_model, f"{path}: agent model")
+    domain = checked_name(domain_name, domain, f"{path}: domain")
     for i, run in enumerate(runs):
         yield run_conversation(path, i, run, agent_model, domain)
 
