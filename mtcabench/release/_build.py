@@ -158,9 +158,11 @@ def _build(version: str, reviewed: Path, conversations: Path, out: Path, target:
     with tracked(selection.released, "validate graphs", total=len(selection.released)) as it:
         spans, bad = validate_released(it, convs, {c.id: c for c in cands or []})
     failures += bad
-    # Only the conversations that are released are published: those are the ones checked.
+    # Only the conversations that are released are published: those are the ones checked,
+    # with the spans, every text column of both.
     failures += credential_violations(convs[cid] for cid in sorted({s.conversation_id
                                                                     for s in spans}))
+    failures += credential_violations(spans)
     if layout.split_by_task:
         failures += domain_violations((convs[cid] for cid in sorted({s.conversation_id
                                                                      for s in spans})),
