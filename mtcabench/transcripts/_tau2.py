@@ -43,7 +43,7 @@ from typing import Any
 from mtcabench.errors import InputError
 from mtcabench.model import (Conversation, Turn, agent_model_name, conversation_metadata,
                              domain_name)
-from mtcabench.transcripts._registry import NO, SURE, LogFormat, register_format
+from mtcabench.transcripts._registry import NO, PLAUSIBLE, SURE, LogFormat, register_format
 from mtcabench.transcripts._source import Source, load_json
 from mtcabench.transcripts._tasks import expected_actions, expected_outputs
 from mtcabench.transcripts._turns import (CallList, TurnBuilder, checked_name, tool_call,
@@ -98,7 +98,10 @@ def system_turn(policy: str, implementation: str, commit: Any) -> tuple[str, dic
 
 
 def _shown(value: Any) -> str:
+    """A value of the input inside a message: as it is (cut after 40 characters: a 5,000-digit
+    id is named, not repeated), or escaped if it would break the line."""
     text = str(value)
+    text = text if len(text) <= 40 else text[:37] + "..."
     return text if text.isprintable() else repr(text)
 
 
@@ -320,8 +323,11 @@ def read_results(path: Path, value: Any) -> list[Conversation]:
 
 def _sniff(source: Source) -> int:
     value = source.value
-    return SURE if isinstance(value, dict) and isinstance(value.get("simulations"), list) \
-        and not source.json_lines else NO
+    if not isinstance(value, dict) or source.json_lines or "simulations" not in value:
+        return NO
+    # A results file whose simulations are not a list is still one: the reader names what is
+    # wrong (as `ingest tau2` does), rather than "not a transcript of a known format".
+    return SURE if isinstance(value["simulations"], list) else PLAUSIBLE
 
 
 def _read(source: Source) -> list[Conversation]:

@@ -34,8 +34,10 @@ def conversation_id(domain: str | None, model: str | None, task_id: Any, trial: 
 
 
 def _shown(value: Any) -> str:
-    """A value of the input inside a message: as it is, or escaped if it would break the line."""
+    """A value of the input inside a message: as it is (cut after 40 characters: a 5,000-digit
+    id is named, not repeated), or escaped if it would break the line."""
     text = str(value)
+    text = text if len(text) <= 40 else text[:37] + "..."
     return text if text.isprintable() else repr(text)
 
 
