@@ -216,6 +216,13 @@ def loads(text: str | bytes) -> Any:
                 else ""):
             reason = (f"a number JSON cannot carry (NaN or Infinity) at line {line} column "
                       f"{col}; write it as a string or null in the file, or fix its writer")
+        elif msg == "number out of range" and line is not None and col is not None and (
+                big := _long_number(decoded, line, col)) is not None:
+            start, digits = big
+            reason = (f"a number of {digits:,} digits at line {line} column {start}: longer "
+                      f"than the {MAX_NUMBER_DIGITS:,} digits a number may have here; write it "
+                      "as a string in the file (an id is text)")
+            col = start
         elif (("surrogate" in msg or "hex escape" in msg)
               and (lone := _lone_surrogate(decoded)) is not None):
             escape, line, col = lone
@@ -229,6 +236,28 @@ def loads(text: str | bytes) -> Any:
         raise JSONError(f"a number too large for a float (such as 1e999) at {at}; JSON "
                         "readers cannot carry it: write it as a string in the file")
     return value
+
+
+#: The most digits of a number in JSON text (Python's limit on converting text to an int).
+MAX_NUMBER_DIGITS = 4300
+
+
+def _long_number(text: str, line: int, col: int) -> tuple[int, int] | None:
+    """``(column where it starts, digits)`` of the number the parser stopped inside at
+    ``line``/``col`` (1-based), when that number has more digits than it reads."""
+    lines = text.split("\n")
+    if not 0 < line <= len(lines):
+        return None
+    row = lines[line - 1]
+    i = min(col - 1, len(row))
+    start = i
+    while start > 0 and (row[start - 1].isdigit() or row[start - 1] in "-+.eE"):
+        start -= 1
+    end = i
+    while end < len(row) and (row[end].isdigit() or row[end] in ".eE+-"):
+        end += 1
+    digits = sum(ch.isdigit() for ch in row[start:end])
+    return (start + 1, digits) if digits > MAX_NUMBER_DIGITS else None
 
 
 #: Byte order marks of the encodings a file saved "as Unicode" may be in, longest first.

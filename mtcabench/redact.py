@@ -248,21 +248,33 @@ def credential_value(value: str) -> bool:
 
 
 def credential_fields(value: object, path: str = "") -> list[str]:
-    """The field paths (``$.info.api_key``, ``$.headers[0]``) under ``value`` (parsed JSON) whose
-    name or text looks like a credential (:func:`credential_name`, :func:`credential_value`).
-    The paths name where, never what: a credential is not repeated in a message."""
+    """The field paths (``$.info.api_key``, ``$.headers[0][1]``) under ``value`` (parsed JSON)
+    whose name or text looks like a credential (:func:`credential_name`,
+    :func:`credential_value`): a value under a credential's name; a text holding one (a key, a
+    URL with ``user:password@``, an Authorization header); a **key** holding one (an API key
+    used as the name of an argument), named ``<key N>``; and the value of a name-value pair
+    whose name is a credential's (a header list ``[["x-api-key", KEY]]``). The paths name
+    where, never what: a credential is not repeated in a message."""
     found: list[str] = []
     stack: list[tuple[object, str]] = [(value, path or "$")]
     while stack:
         v, at = stack.pop()
         if isinstance(v, dict):
-            for k, item in v.items():
+            for i, (k, item) in enumerate(v.items()):
+                if credential_value(str(k)):
+                    found.append(f"{at}.<key {i}>")
+                    continue
                 where = f"{at}.{k}"
                 if credential_name(str(k)) and item not in (None, "", [], {}):
                     found.append(where)
                 else:
                     stack.append((item, where))
-        elif isinstance(v, list):
+        elif isinstance(v, (list, tuple)):
+            if (len(v) == 2 and isinstance(v[0], str) and credential_name(v[0])
+                    and v[1] not in (None, "", [], {})):
+                found.append(f"{at}[1]")  # a header pair: ("Authorization", "Bearer ...")
+                stack.append((v[0], f"{at}[0]"))
+                continue
             stack.extend((item, f"{at}[{i}]") for i, item in enumerate(v))
         elif isinstance(v, str) and credential_value(v):
             found.append(at)

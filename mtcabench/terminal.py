@@ -14,10 +14,15 @@ before it reaches a rich console, a table, a tree or a progress bar:
   MarkupError after the files were written.
 
 Text handed to rich as a ``Text`` (never parsed as markup) needs :func:`plain` only.
+
+The same text written into a Markdown document (the dataset card, a ``.score.md`` report) goes
+through :func:`markdown` (and :func:`markdown_code` inside backticks): a name is data there
+as in the HTML pages, never markup.
 """
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Any
 
@@ -46,3 +51,25 @@ def plain(text: Any, *, newlines: bool = True) -> str:
 def shown(text: Any, *, newlines: bool = True) -> str:
     """:func:`plain`, escaped for rich markup (for markup strings and table cells)."""
     return escape(plain(text, newlines=newlines))
+
+
+#: What Markdown (CommonMark with GitHub's tables and strike-through) reads as markup: the
+#: backslash itself, code, emphasis, links and images, a table cell's end, strike-through, and
+#: an underscore that can open or close emphasis (one inside a word, ``medical_triage``, cannot).
+_MARKDOWN = re.compile(r"[\\`*\[\]|~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+
+
+def markdown(text: Any) -> str:
+    """``text`` for a Markdown document, on one line: :func:`plain`, HTML escaped (``<script>``
+    and ``<img onerror>`` are shown, not run, as in the HTML pages) and Markdown's own markup
+    characters escaped with a backslash (a ``|`` does not end a table cell)."""
+    escaped = html.escape(plain(text, newlines=False), quote=False)
+    return _MARKDOWN.sub(lambda m: "\\" + m.group(), escaped)
+
+
+def markdown_code(text: Any) -> str:
+    """``text`` as inline code in Markdown: in backticks when it holds no backtick and no
+    ``|`` (a code span cannot escape the one, and a table cell ends at the other even inside
+    one), else as :func:`markdown` text."""
+    shown = plain(text, newlines=False)
+    return f"`{shown}`" if shown and not {"`", "|"} & set(shown) else markdown(text)

@@ -101,8 +101,11 @@ class ConversationIndex:
                 if raw.strip():
                     try:
                         cid = loads(raw).get("id")
-                    except (JSONError, AttributeError):
-                        raise InputError.at(self.path, "malformed JSON", line=lineno) from None
+                    except JSONError as exc:
+                        raise InputError.at(self.path, exc.reason, line=lineno) from None
+                    except AttributeError:
+                        raise InputError.at(self.path, "not a JSON object (a conversation "
+                                            "record)", line=lineno) from None
                     if cid in self._offsets:
                         raise InputError.at(self.path, "duplicate conversation id", line=lineno,
                                             record=str(cid))

@@ -107,4 +107,19 @@ def load_jsonl_benchmark(folder: Path) -> Benchmark:
         if s.conversation_id not in convs:
             raise InputError(f"{folder / 'spans.jsonl'}: span {s.id} refers to conversation "
                              f"{s.conversation_id}, which is not in conversations.jsonl")
+        if (why := span_disagrees(s, convs[s.conversation_id])) is not None:
+            raise InputError(f"{folder / 'spans.jsonl'}: {why}")
     return Benchmark(convs, spans, str(folder))
+
+
+def span_disagrees(span: BenchmarkSpan, conversation: Conversation) -> str | None:
+    """Why a span's own source or domain is not its conversation's, else None. Both are kept
+    on the span (a row of the spans table stands alone), so both must agree: score's rows
+    read the span's domain, view's facets the conversation's."""
+    for field in ("source", "domain"):
+        mine, theirs = getattr(span, field), getattr(conversation, field)
+        if mine != theirs:
+            return (f"span {span.id}: {field} {mine!r}, but its conversation "
+                    f"{conversation.id} is of {field} {theirs!r}; a span is in its "
+                    f"conversation's {field}: fix the span's (or rebuild the release)")
+    return None

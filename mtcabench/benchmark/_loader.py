@@ -21,7 +21,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from mtcabench.benchmark._benchmark import Benchmark, load_jsonl_benchmark
+from mtcabench.benchmark._benchmark import Benchmark, load_jsonl_benchmark, span_disagrees
 from mtcabench.benchmark._check import check_release
 from mtcabench.benchmark._manifest import MANIFEST_NAME, SPLIT
 from mtcabench.benchmark.hub import first_line, parse_hub_id, transport_errors
@@ -94,6 +94,8 @@ def load_release_folder(folder: str | Path, *, origin: str | None = None,
         if span.conversation_id not in conversations:
             raise InputError(f"{folder}: span {span.id} refers to conversation "
                              f"{span.conversation_id}, which the release does not hold")
+        if (why := span_disagrees(span, conversations[span.conversation_id])) is not None:
+            raise InputError(f"{folder}: {why}")
         spans.append(span)
     return Benchmark(conversations, spans, origin or str(folder))
 

@@ -41,7 +41,16 @@ def bucket_of(conversation_id: str) -> int:
     task = task_of(conversation_id)
     if task is None:
         return zlib.crc32(conversation_id.encode()) % 5
-    return int(task) % 5 if task.isdecimal() else zlib.crc32(task.encode()) % 5
+    # A number's value mod 5 is its last digit's: never int() of the whole, which refuses
+    # a task id of more than 4,300 digits (and would read one of millions slowly).
+    return int(task[-1]) % 5 if task.isdecimal() else zlib.crc32(task.encode()) % 5
+
+
+def _is_used_trial(digits: str) -> bool:
+    """Whether a trial's digits name one the studies use (0 or 1), read without int() of a
+    number of any length."""
+    value = digits.lstrip("0") or "0"
+    return len(value) == 1 and int(value) in TRIALS
 
 
 def split_of(conversation_id: str, *, all_trials: bool = False) -> str | None:
@@ -51,6 +60,6 @@ def split_of(conversation_id: str, *, all_trials: bool = False) -> str | None:
     if bucket in TRAIN_BUCKETS:
         return "train"
     m = _TASK.search(conversation_id)
-    if m and int(m[2]) not in TRIALS and not all_trials:
+    if m and not _is_used_trial(m[2]) and not all_trials:
         return None
     return "dev" if bucket in DEV_BUCKETS else "test"

@@ -14,8 +14,9 @@ call, ``name({"arg": ...})``. Spans in answers therefore have the same offsets i
 Import every name from here (``from mtcabench.model import Conversation``); the modules
 behind it are split by role only to keep each short: ``_base`` (Record, kind and version),
 ``_conversation`` (roles, turns, tool calls), ``_metadata`` (the allow-list of conversation
-metadata), ``_spans`` (target spans, edges, provenance
-graphs, dependency types) and ``_records`` (what each stage writes). The bottom of the
+metadata), ``_names`` (the name rule of sources, domains and agent models), ``_spans``
+(target spans, edges, provenance graphs, dependency types) and ``_records`` (what each stage
+writes). The bottom of the
 package's layers: it imports nothing else of mtcabench.
 """
 
@@ -26,7 +27,15 @@ from mtcabench.model._conversation import (
     Role,
     ToolCall,
     Turn,
+    MAX_TRIAL,
     browser_offset,
+)
+from mtcabench.model._names import (
+    NO_AGENT,
+    RESERVED_CONFIGS,
+    agent_model_name,
+    domain_name,
+    source_name,
 )
 from mtcabench.model._metadata import METADATA_KEYS, conversation_metadata
 from mtcabench.model._records import (
@@ -71,6 +80,12 @@ from mtcabench.model._spans import (
 
 __all__ = [
     "CALLERS",
+    "MAX_TRIAL",
+    "NO_AGENT",
+    "RESERVED_CONFIGS",
+    "agent_model_name",
+    "domain_name",
+    "source_name",
     "METADATA_KEYS",
     "browser_offset",
     "conversation_metadata",

@@ -16,6 +16,11 @@ from typing import Any, ClassVar
 from pydantic import Field, PrivateAttr, model_validator
 
 from mtcabench.model._base import Id, Record, _Model
+from mtcabench.model._names import AgentModel, Domain, Source
+
+#: The largest trial number: the release's Parquet column is int32, and a number past it
+#: (tau2's ``trial`` of 2^63) is refused where the conversation is read, not when it is written.
+MAX_TRIAL = 2**31 - 1
 
 
 def browser_offset(text: str, offset: int) -> int:
@@ -112,17 +117,21 @@ class Conversation(Record):
     VERSION: ClassVar[int] = 2
 
     id: Id = Field(description="Stable id, e.g. taubench/airline/gpt-4o/task-3/trial-0.")
-    source: str = Field(description="Dataset it came from: taubench, confetti, ...")
-    domain: str = Field(description="Domain or task family, e.g. airline, retail.")
+    source: Source = Field(description="Dataset it came from: taubench, confetti, ... (the "
+                           "name rule: mtcabench.model._names).")
+    domain: Domain = Field(description="Domain or task family, e.g. airline, retail (the name "
+                           "rule: lower-case letters, digits, '_', '-'; normalised on read).")
     schema_version: int = Field(default=1, description="Layout version: 1, or 2 where the "
                                 "record names its agent implementation or a user turn calls tools.")
-    agent_model: str | None = Field(default=None, description="Model that played the agent.")
+    agent_model: AgentModel = Field(default=None, description="Model that played the agent "
+                                    "(the name rule; None: the run names none).")
     agent_implementation: str | None = Field(
         default=None, description="The agent program that ran the model, where the source "
         "names it (tau2-bench's agent_info.implementation: llm_agent, its default agent, or a "
         "submission's own); with agent_model it tells two submissions of one model apart.")
     task_id: str | None = Field(default=None, description="Task id within the source.")
-    trial: int | None = Field(default=None, description="Trial number of the task, if any.")
+    trial: int | None = Field(default=None, ge=0, le=MAX_TRIAL, description="Trial number of "
+                              "the task, if any (0 to 2^31-1: the release's int32 column).")
     turns: list[Turn] = Field(description="The turns, in order; turns[i].index == i.")
     metadata: dict[str, Any] = Field(
         default_factory=dict, description="What the reader took from the source, by name from "

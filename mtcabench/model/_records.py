@@ -20,6 +20,7 @@ from pydantic import (
 
 from mtcabench.model._base import Id, Record, _Model
 from mtcabench.model._conversation import Conversation
+from mtcabench.model._names import Domain, Source
 from mtcabench.model._spans import (
     ClaimKind,
     CounterfactualEdit,
@@ -275,8 +276,9 @@ class BenchmarkSpan(_Origin):
 
     id: Id = Field(description="Span id.")
     conversation_id: Id = Field(description="Conversation the span belongs to.")
-    source: str = Field(description="Dataset: taubench, confetti.")
-    domain: str = Field(description="Domain or task family.")
+    source: Source = Field(description="Dataset: taubench, confetti (the name rule).")
+    domain: Domain = Field(description="Domain or task family (the name rule: its "
+                           "conversation's).")
     span: TargetSpan = Field(description="The target span.")
     dependency_type: DependencyType = Field(description="Gold dependency type.")
     graph: ProvenanceGraph = Field(description="Gold provenance graph.")

@@ -30,7 +30,8 @@ from mtcabench.benchmark.tables import (CONVERSATION_FEATURES, conversation_row,
                                         span_features, span_from_row, span_row)
 from mtcabench.errors import InputError, ValidationFailed
 from mtcabench.graph import Violation
-from mtcabench.io import check_outputs_are_not_inputs, claim_output, stop_signals_unwind
+from mtcabench.io import (check_outputs_are_not_inputs, claim_output, seed_problem,
+                          stop_signals_unwind)
 from mtcabench.model import BenchmarkSpan, Candidate, Conversation, SpanKind
 from mtcabench.progress import tracked
 from mtcabench.release import _changelog
@@ -102,6 +103,8 @@ def build_release(
     if max_spans_per_conversation is not None and max_spans_per_conversation < 1:
         raise InputError(f"--max-spans-per-conversation {max_spans_per_conversation}: give at "
                          "least 1 (or leave it out for no cap)")
+    if (why := seed_problem(cap_seed)) is not None:  # the one check of every seed
+        raise InputError(f"--cap-seed: {why}")
     layout = Layout(split_by_task, max_spans_per_conversation, cap_seed)
     out = Path(out)
     target = out / version
@@ -158,9 +161,11 @@ def _build(version: str, reviewed: Path, conversations: Path, out: Path, target:
     with tracked(selection.released, "validate graphs", total=len(selection.released)) as it:
         spans, bad = validate_released(it, convs, {c.id: c for c in cands or []})
     failures += bad
-    # Only the conversations that are released are published: those are the ones checked.
+    # Only the conversations that are released are published: those are the ones checked,
+    # with the spans, every text column of both.
     failures += credential_violations(convs[cid] for cid in sorted({s.conversation_id
                                                                     for s in spans}))
+    failures += credential_violations(spans)
     if layout.split_by_task:
         failures += domain_violations((convs[cid] for cid in sorted({s.conversation_id
                                                                      for s in spans})),

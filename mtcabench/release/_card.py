@@ -33,6 +33,7 @@ from mtcabench.benchmark import (
 from mtcabench.graph import RULES
 from mtcabench.model import BenchmarkSpan, Conversation, DependencyType
 from mtcabench.release._validate import RELEASE_RULES
+from mtcabench.terminal import markdown, markdown_code
 
 #: Licence and home of each source we know (a release refuses a source not listed here).
 SOURCES: dict[str, dict[str, str]] = {
@@ -99,9 +100,27 @@ def card_header(manifest: ReleaseManifest, features: dict[str, Features],
     return data.to_yaml()
 
 
+class Markup(str):
+    """A table cell the card writes as Markdown (a backticked name of ours, a list of files);
+    every other cell is data, escaped (:func:`~mtcabench.terminal.markdown`)."""
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, Markup):
+        return str(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return markdown(value)
+
+
+def _code(value: object) -> Markup:
+    """A name from the data, as inline code (escaped text where backticks cannot hold it)."""
+    return Markup(markdown_code(value))
+
+
 def _table(header: list[str], rows: list[list[object]]) -> list[str]:
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    out += ["| " + " | ".join(str(x) for x in row) + " |" for row in rows]
+    out += ["| " + " | ".join(_cell(x) for x in row) + " |" for row in rows]
     return out + [""]
 
 
@@ -110,9 +129,9 @@ def _pct(n: int, total: int) -> str:
 
 
 def _fields(model, extra: dict[str, str], leave_out: Sequence[str] = ()) -> list[str]:
-    rows = [[f"`{name}`", (f.description or "").replace("|", "/")]
+    rows = [[Markup(f"`{name}`"), Markup((f.description or "").replace("|", "/"))]
             for name, f in model.model_fields.items() if name not in ("kind", *leave_out)]
-    rows += [[f"`{k}`", v] for k, v in extra.items()]
+    rows += [[Markup(f"`{k}`"), Markup(v)] for k, v in extra.items()]
     return _table(["field", "meaning"], rows)
 
 
@@ -125,7 +144,7 @@ def _block(lines: Sequence[str]) -> str:
 def _annotator_rows(annotators: list[dict]) -> list[list[object]]:
     return [[a.get("name", ""), a.get("model") or a.get("rules_version") or "",
              a.get("prompt_version", ""),
-             f"`{a['prompt_hash']}`" if a.get("prompt_hash") else "", a["count"]]
+             _code(a["prompt_hash"]) if a.get("prompt_hash") else "", a["count"]]
             for a in annotators]
 
 
@@ -245,7 +264,7 @@ def _configurations(manifest: ReleaseManifest) -> list[str]:
 
     if not any(c.splits for c in manifest.configs):
         return _table(["config", "rows", "what", "files"], [
-            [f"`{c.name}`", c.rows, what(c), ", ".join(f"`{f}`" for f in c.files)]
+            [_code(c.name), c.rows, what(c), Markup(", ".join(markdown_code(f) for f in c.files))]
             for c in manifest.configs])
     domains = set(manifest.statistics.get("splits", {}))
 
@@ -256,7 +275,7 @@ def _configurations(manifest: ReleaseManifest) -> list[str]:
         return what(c)
 
     return _table(["config", "rows", *SPLITS, "what"], [
-        [f"`{c.name}`", c.rows,
+        [_code(c.name), c.rows,
          *[next((sp.rows for sp in c.splits or [] if sp.name == name), 0) for name in SPLITS],
          what2(c)] for c in manifest.configs])
 
@@ -301,14 +320,14 @@ def claims_section(cl: dict) -> list[str]:
         "config; a claim is a clause asserting what the agent concluded, which no turn holds "
         "verbatim: see mtcabench's docs/claims.md for the guide they were annotated by).", "",
         *_table(["domain", "agent model", "claim kind", *types, "all"],
-                [[d, f"`{a}`", k, *[row[t] for t in types], sum(row.values())]
+                [[d, _code(a), k, *[row[t] for t in types], sum(row.values())]
                  for d, agents in cl["by_domain_agent_kind_type"].items()
                  for a, kinds in agents.items() for k, row in kinds.items()]),
         "Who proposed each claim's graph (`annotator`), who checked it edge by edge "
         "(`reviewers`: never its annotator) and how the decision was made "
         "(`decision_source`), as every claim's row states:", "",
         *_table(["proposed by", "checked by", "decision", "claims"],
-                [[f"`{w['proposed']}`", w["checked"], w["decision_source"], w["spans"]]
+                [[_code(w["proposed"]), w["checked"], w["decision_source"], w["spans"]]
                  for w in cl["who"]])]
 
 
@@ -325,7 +344,7 @@ def domain_sections(st: dict) -> list[str]:
         if "real_conversations" in st:
             real = st["real_conversations"]
             out += [f"The conversations are those with a released span: **{sum(real.values())} "
-                    "real runs** (" + ", ".join(f"{d} {n}" for d, n in real.items()) + ") and "
+                    "real runs** (" + ", ".join(f"{markdown(d)} {n}" for d, n in real.items()) + ") and "
                     f"{st['conversations'] - sum(real.values())} counterfactual copies of them. "
                     "A run with no span (nothing in it that the rules decide) is not in the "
                     "release: it has nothing to score.", ""]
@@ -347,7 +366,7 @@ def domain_sections(st: dict) -> list[str]:
                 "The four types count real spans; `counterfactual` counts the counterfactual "
                 "spans (hallucinations made by an edit) apart.", "",
                 *_table(["domain", "agent model", *types, "all"],
-                        [[d, f"`{a}`", *[row[t] for t in types], sum(row.values())]
+                        [[d, _code(a), *[row[t] for t in types], sum(row.values())]
                          for d, agents in st["by_domain_agent_type"].items()
                          for a, row in agents.items()])]
     if "claims" in st:
@@ -377,7 +396,7 @@ def hallucination_rules(rules: dict[str, dict]) -> list[str]:
         for version, v in checks.items():
             rows.append([rule, r["origin"], r["spans"],
                          ", ".join(f"{d} {n}" for d, n in r["by_domain"].items()) or "-",
-                         f"`{version}`" if version else "-",
+                         _code(version) if version else "-",
                          f"{v['correct']}/{v['checked']}" if v else "not checked",
                          f"{100 * v['share']:.1f}%" if v else "-",
                          f"{100 * v['wilson'][0]:.1f}%-{100 * v['wilson'][1]:.1f}%" if v else "-"])
@@ -473,7 +492,7 @@ def _origins(st: dict, manifest: ReleaseManifest) -> list[str]:
         *_table(["origin", *types, "all"],
                 [[o, *[by[o][t] for t in types], sum(by[o].values())] for o in by]),
         "Counterfactual spans by field edited:", "",
-        *_table(["field", "spans"], [[f"`{k}`", v] for k, v in cf["by_field"].items()]),
+        *_table(["field", "spans"], [[_code(k), v] for k, v in cf["by_field"].items()]),
         "Counterfactual spans by gold depth:", "",
         *_table(["depth", "spans"], [[d, v] for d, v in cf["by_depth"].items()]),
     ]

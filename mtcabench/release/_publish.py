@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from mtcabench._version import __version__
 from mtcabench.benchmark import (
@@ -97,29 +98,43 @@ def plan_publish(folder: str | Path, repo_id: str) -> PublishPlan:
 
 
 def _refuse_credentials(folder: Path, manifest: ReleaseManifest) -> None:
-    """Refuse a release whose conversations table holds a credential in a conversation's
-    metadata (a folder built by an older version, or from a conversations file that kept a
-    run's settings), naming the file and the conversation: the check ``release build`` runs,
-    on what would be uploaded."""
+    """Refuse a release whose tables hold a credential in any text column (an id, the agent
+    model, a turn, a tool call's arguments, metadata, an annotator; keys as well as values: a
+    folder built by an older version, or from a file that kept a run's settings), naming the
+    file and the record: the check ``release build`` runs, on what would be uploaded."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    files = sorted({f for c in manifest.configs if c.table == "conversations" for f in c.files})
-    for rel in files:
+    tables = {f: c.table for c in manifest.configs for f in c.files}
+    for rel in sorted(tables):
         try:
-            table = pq.read_table(folder / rel, columns=["id", "metadata"])
+            table = pq.read_table(folder / rel)
+            if tables[rel] == "conversations" and not {"id", "metadata"} <= set(table.column_names):
+                raise KeyError("no id and metadata columns")
+            rows = table.to_pylist()
         except (OSError, KeyError, pa.ArrowException) as exc:
-            raise InputError(f"{folder / rel}: not a conversations table this mtcabench reads "
-                             f"(no id and metadata columns: {first_line(exc)}); rebuild the "
-                             "release with `mtcabench release build --force`") from None
-        for cid, text in zip(table.column("id").to_pylist(),
-                             table.column("metadata").to_pylist()):
-            try:
-                metadata = loads(text) if text else {}
-            except JSONError:
-                metadata = text  # not JSON: its text is checked as it is
-            if (why := credential_problem(metadata)) is not None:
-                raise InputError.at(folder / rel, f"conversation {why}", record=str(cid))
+            raise InputError(f"{folder / rel}: not a {tables[rel]} table this mtcabench reads "
+                             f"({first_line(exc)}); rebuild the release with "
+                             "`mtcabench release build --force`") from None
+        for row in rows:
+            if (why := credential_problem(_json_texts(row))) is not None:
+                what = "conversation" if tables[rel] == "conversations" else "span"
+                raise InputError.at(folder / rel, f"{what} {why}", record=str(row.get("id")))
+
+
+def _json_texts(value: Any) -> Any:
+    """``value`` with each text that is a JSON object or list (the metadata and arguments
+    columns) read as that value, so that its keys are checked too."""
+    if isinstance(value, dict):
+        return {k: _json_texts(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_texts(v) for v in value]
+    if isinstance(value, str) and value[:1] in ("{", "["):
+        try:
+            return _json_texts(loads(value))
+        except JSONError:
+            return value  # not JSON: its text is checked as it is
+    return value
 
 
 def hf_token() -> str:

@@ -18,7 +18,6 @@ its values does not outweigh its domain; the card says how many spans it removed
 from __future__ import annotations
 
 import random
-import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -27,20 +26,20 @@ from mtcabench import resources
 from mtcabench.benchmark import SPLITS, split_of, task_of
 from mtcabench.graph import Violation
 from mtcabench.model import (
+    NO_AGENT,
     BenchmarkSpan,
     Candidate,
     Conversation,
     DependencyType,
     SpanKind,
     SpanOrigin,
+    domain_name,
 )
 from mtcabench.release._card import wilson
 from mtcabench.release._stats import hops_by_type
 
-#: A domain names files and configs: lower-case letters, digits, '_' and '-'.
-_DOMAIN = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
-#: Config names a domain may not take (the configs of every release and of the split layout).
-RESERVED = frozenset({"spans", "conversations", "all", "claims"})
+#: The suffix of a domain's (or source's) conversations config.
+CONVERSATIONS = "-conversations"
 #: How the card states the split rule.
 SPLIT_RULE = (
     "Split by task: all the runs of one task (every agent, source and trial, and the "
@@ -57,22 +56,28 @@ def conversation_split(conversation_id: str) -> str:
 
 
 def domain_violations(convs: Iterable[Conversation], sources: Iterable[str]) -> list[Violation]:
-    """Domains that cannot name a file and a config: each conversation named once per domain."""
-    taken = RESERVED | set(sources) | {f"{s}-conversations" for s in sources}
+    """Domains that cannot name a file and a config: each conversation named once per domain.
+
+    The name rule (:func:`mtcabench.model.domain_name`) holds for every record read; it is
+    checked again here (a conversations file is data), with the one thing it cannot know: no
+    domain may take a source's config name (``<source>`` or ``<source>-conversations``)."""
+    taken = set(sources) | {f"{s}{CONVERSATIONS}" for s in sources}
     seen: dict[str, str] = {}
     for c in convs:
         seen.setdefault(c.domain, c.id)
     out = []
     for domain, cid in sorted(seen.items()):
-        if not _DOMAIN.match(domain):
-            out.append(Violation(cid, "domain-name",
-                                 f"domain {domain!r} cannot name a file and a config of a "
-                                 "release split by task (lower-case letters, digits, '_', '-'); "
-                                 "ingest it with another domain or build without "
-                                 "--split-by-task"))
+        try:
+            ok = domain_name(domain) == domain
+            why = f"domain {domain!r} is not in its normal form {domain_name(domain)!r}"
+        except ValueError as exc:
+            ok, why = False, str(exc)
+        if not ok:
+            out.append(Violation(cid, "domain-name", f"{why}; ingest it again with this "
+                                 "version (or another --domain)"))
         elif domain in taken:
             out.append(Violation(cid, "domain-name",
-                                 f"domain {domain!r} is also the name of another config; "
+                                 f"domain {domain!r} is also the name of a source's config; "
                                  "ingest it with another domain or build without "
                                  "--split-by-task"))
     return out
@@ -132,7 +137,7 @@ def split_statistics(spans: list[BenchmarkSpan], convs: list[Conversation],
                              and conversation_split(s.conversation_id) == name)}
     agents: dict[str, dict[str, dict[str, int]]] = {}
     for s in spans:
-        agent = conv[s.conversation_id].agent_model or "unknown"
+        agent = conv[s.conversation_id].agent_model or NO_AGENT
         row = agents.setdefault(s.domain, {}).setdefault(
             agent, dict.fromkeys([*types, SpanOrigin.COUNTERFACTUAL.value], 0))
         # a counterfactual span (a hallucination by construction) is counted apart from the

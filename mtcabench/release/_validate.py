@@ -2,8 +2,9 @@
 
 Every graph is checked against every rule of :mod:`mtcabench.graph`; on top of those, the
 release rules: each span's conversation is present, no two ids name the same span, and no
-released conversation's metadata holds a credential (:func:`credential_problem`, which
-``release publish`` runs too, on the Parquet files it would upload).
+text a released record holds (any column, keys as well as values) is a credential
+(:func:`credential_problem`, which ``release publish`` runs too, on the Parquet files it
+would upload).
 All failures are collected so that one refused build lists everything to fix.
 """
 
@@ -28,35 +29,48 @@ RELEASE_RULES: dict[str, str] = {
     "nothing-accepted": "at least one span is accepted",
     "source-licence": "every source of a released conversation has a known licence",
     "version-exists": "the version's folder does not exist yet (unless --force)",
-    "no-credentials": "no released conversation's metadata holds a field whose name or value "
-                      "looks like a credential (an API key, a token, a password, an "
-                      "Authorization header)",
+    "no-credentials": "no text the release writes (ids, agent model, turns, tool-call "
+                      "arguments, metadata, annotators; keys as well as values) looks like a "
+                      "credential (an API key, a token, a password, a URL with a password, "
+                      "an Authorization header)",
 }
 
 
-def credential_problem(metadata: Any) -> str | None:
-    """Why a conversation's metadata may not be published, else None: the fields whose name or
-    value looks like a credential, by the rule every message is redacted by
-    (:func:`mtcabench.redact.credential_fields`). Ingest keeps metadata to an allow-list now,
-    but a conversations file written by hand or by an older version may still hold a run's
-    settings, and a release is public. The fields are named, their values never shown."""
-    fields = credential_fields(metadata, "metadata")
+def credential_problem(value: Any, what: str = "$") -> str | None:
+    """Why a record (or a table row) may not be published, else None: the fields whose name,
+    key or text looks like a credential, by the rule every message is redacted by
+    (:func:`mtcabench.redact.credential_fields`), over every text a release writes: ids,
+    the agent model, turns, tool-call arguments, metadata, annotators. Ingest keeps metadata to
+    an allow-list and names to the name rule, but a file written by hand or by an older
+    version may hold a run's settings or an endpoint URL with its password, and a release is
+    public. The fields are named, their values never shown."""
+    if isinstance(value, dict) and what == "$":  # a record or row: its columns by name
+        fields = sorted(f for k, v in value.items() for f in credential_fields(v, str(k)))
+    else:
+        fields = credential_fields(value, what)
     if not fields:
         return None
     shown = ", ".join(fields[:5]) + (f" and {len(fields) - 5} more" if len(fields) > 5 else "")
     return (f"{shown} look{'s' if len(fields) == 1 else ''} like a credential (an API key, a "
-            "token, a password, an Authorization header); a release never publishes one: "
-            "remove the field from the conversations file (ingest with this version keeps "
-            "metadata to an allow-list) and build the release again (with --force for this "
-            "version)")
+            "token, a password, a URL with a password, an Authorization header); a release "
+            "never publishes one: remove it from the input file (ingest with this version "
+            "keeps metadata to an allow-list and refuses such names) and build the release "
+            "again (with --force for this version)")
 
 
-def credential_violations(conversations: Iterable[Conversation]) -> list[Violation]:
-    """A ``no-credentials`` failure for each conversation whose metadata holds a credential."""
+def record_texts(record: Conversation | BenchmarkSpan) -> dict[str, Any]:
+    """What a release writes of a record, every column: its fields as JSON values (metadata
+    and tool-call arguments as the objects their JSON text holds)."""
+    return record.model_dump(mode="json", exclude={"kind", "schema_version"})
+
+
+def credential_violations(records: Iterable[Conversation | BenchmarkSpan]) -> list[Violation]:
+    """A ``no-credentials`` failure for each conversation or span with a credential in any
+    text the release writes of it (:func:`credential_problem`)."""
     out = []
-    for conv in conversations:
-        if (why := credential_problem(conv.metadata)) is not None:
-            out.append(Violation(conv.id, "no-credentials", why))
+    for record in records:
+        if (why := credential_problem(record_texts(record))) is not None:
+            out.append(Violation(record.key, "no-credentials", why))
     return out
 
 

@@ -12,6 +12,7 @@ from mtcabench.benchmark import Benchmark, load_benchmark, origin_paths
 from mtcabench.errors import InputError
 from mtcabench.io import resamples_problem, seed_problem
 from mtcabench.model import (
+    NO_AGENT,
     BenchmarkSpan,
     ClaimKind,
     Conversation,
@@ -192,7 +193,7 @@ def groups(spans: list[BenchmarkSpan], agents: list[str | None] | None = None) -
     if len({s.domain for s in spans}) > 1:
         by("domain", lambda s: s.domain, str)
     if agents is not None and len(set(agents)) > 1:
-        agent_of = {s.id: a or "unknown" for s, a in zip(spans, agents)}
+        agent_of = {s.id: a or NO_AGENT for s, a in zip(spans, agents)}
         by("agent_model", lambda s: agent_of[s.id], str)
     if any(s.origin is SpanOrigin.COUNTERFACTUAL for s in spans):
         # Real and counterfactual spans apart, every metric (hallucinated-source recall

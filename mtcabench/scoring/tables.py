@@ -19,7 +19,7 @@ from mtcabench.results.report import (
     ScoreReport,
     WarningCount,
 )
-from mtcabench.terminal import shown
+from mtcabench.terminal import markdown, markdown_code, shown
 
 def headline() -> tuple[str, ...]:
     """The metrics a comparison shows on the terminal by default (those of the metrics table
@@ -179,7 +179,11 @@ def _diff_style(d: Difference) -> str:
 
 
 def _md_row(cells: list[str]) -> str:
-    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+    """A table row: the first cell (a group's title, which holds names from the data: a
+    domain, an agent model, a method) escaped as data (:func:`~mtcabench.terminal.markdown`),
+    the others ours (numbers and intervals), a ``|`` in any escaped."""
+    first, *rest = cells
+    return "| " + " | ".join([markdown(first), *(c.replace("|", "\\|") for c in rest)]) + " |"
 
 
 def _md_estimate(e: Estimate) -> str:
@@ -191,18 +195,19 @@ def report_markdown(report: ScoreReport) -> str:
     """The whole report: header facts, definitions, then one table per average."""
     s, sub = report.spans, report.submission
     lines = [
-        f"# Score: {sub.label}",
+        f"# Score: {markdown(sub.label)}",
         "",
-        f"- submission: `{sub.path}`" + (f" (method {sub.method}, scorer {sub.scorer}, "
-                                         f"model {sub.model})" if sub.method else ""),
-        f"- benchmark: `{report.benchmark}`, {s.benchmark} spans",
+        f"- submission: {markdown_code(sub.path)}" + (
+            f" (method {markdown(sub.method)}, scorer {markdown(sub.scorer)}, "
+            f"model {markdown(sub.model)})" if sub.method else ""),
+        f"- benchmark: {markdown_code(report.benchmark)}, {s.benchmark} spans",
         f"- scored empty: {s.missing} missing from the submission, {s.skipped} skipped",
         f"- intervals: {_average_caption('macro', report.bootstrap).split('; ', 1)[1]}",
     ]
     if report.warnings:
         lines.append("- warnings (tolerated, counted):")
         for w in report.warnings:
-            ex = f" e.g. {', '.join(w.examples[:3])}" if w.examples else ""
+            ex = f" e.g. {', '.join(markdown(x) for x in w.examples[:3])}" if w.examples else ""
             lines.append(f"  - `{w.code}` x{w.count}: {w.meaning}.{ex}")
     if report.floors:
         lines.append(f"- floors (rows marked {FLOOR_MARK}): model-free baselines computed on the "
@@ -230,10 +235,10 @@ def comparison_markdown(cmp: Comparison) -> str:
     """Both submissions per metric: ``A / B / A - B [interval] (p)``, one table per average."""
     a, b = cmp.a.submission, cmp.b.submission
     lines = [
-        f"# Comparison: A = {a.label} vs B = {b.label}",
+        f"# Comparison: A = {markdown(a.label)} vs B = {markdown(b.label)}",
         "",
-        f"- A: `{a.path}`; B: `{b.path}`",
-        f"- benchmark: `{cmp.benchmark}`, {cmp.a.spans.benchmark} spans",
+        f"- A: {markdown_code(a.path)}; B: {markdown_code(b.path)}",
+        f"- benchmark: {markdown_code(cmp.benchmark)}, {cmp.a.spans.benchmark} spans",
         (f"- scored empty: A {cmp.a.spans.missing + cmp.a.spans.skipped}, "
          f"B {cmp.b.spans.missing + cmp.b.spans.skipped}"),
         (f"- cells: A / B / A - B [paired {cmp.bootstrap.confidence:.0%} bootstrap interval] "

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from mtcabench.benchmark import Benchmark
-from mtcabench.model import Conversation
+from mtcabench.model import NO_AGENT, Conversation
 from mtcabench.results.metrics import columns
 from mtcabench.studies._plan import length
 from mtcabench.studies._results import StudyResult
@@ -82,7 +82,7 @@ def domain_gold(folder: Path, tau2: Sequence[Path], taubench: Path | None) -> Be
 
 def group_of(conversation: Conversation) -> tuple[str, str]:
     """(domain, agent model) of a conversation; ``unknown`` where the log names no agent."""
-    return conversation.domain, conversation.agent_model or "unknown"
+    return conversation.domain, conversation.agent_model or NO_AGENT
 
 
 def domain_units(bench: Benchmark, split: str, per_group: int) -> list[Unit]:

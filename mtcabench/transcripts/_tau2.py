@@ -52,7 +52,10 @@ The mapping, beside the one every format follows (:mod:`mtcabench.transcripts`):
   unknown role, content that is not text, arguments that are not an object, a missing
   policy, domain, agent model or implementation (a domain or implementation holding ``/``:
   they are parts of the ids), a task the file's tasks do not hold, a solo run whose task
-  has no ticket, a bare list whose domain nothing tells.
+  has no ticket, a bare list whose domain nothing tells; a domain or agent model (from the
+  file, a flag or a policy's title) that breaks the name rule (:mod:`mtcabench.model._names`:
+  every name is normalised by it before it goes into an id, and a flag is compared with what
+  the file records once both are); a trial past the release's bound.
 
 Ids: ``tau2/<domain>/<agent model>/<implementation>/task-<task>/trial-<trial>``, so that two
 submissions of one model (claude-opus-4-6 by two agents) do not collide. Metadata, by name
@@ -71,12 +74,14 @@ from pathlib import Path
 from typing import Any
 
 from mtcabench.errors import InputError
-from mtcabench.model import Conversation, Turn, conversation_metadata
+from mtcabench.model import (Conversation, Turn, agent_model_name, conversation_metadata,
+                             domain_name)
 from mtcabench.transcripts._domains import policy_domain, run_domain
-from mtcabench.transcripts._registry import NO, SURE, LogFormat, register_format
+from mtcabench.transcripts._registry import NO, PLAUSIBLE, SURE, LogFormat, register_format
 from mtcabench.transcripts._source import Source, load_json
 from mtcabench.transcripts._tasks import expected_actions, expected_outputs
-from mtcabench.transcripts._turns import CallList, TurnBuilder, tool_call
+from mtcabench.transcripts._turns import (CallList, TurnBuilder, checked_name, tool_call,
+                                          trial_number)
 
 NAME, TITLE = "tau2", "tau2-bench"
 #: What the conversations are recorded as (``Conversation.source``, the ids' first part).
@@ -157,7 +162,10 @@ def system_turn(policy: str, implementation: str | None, commit: Any,
 
 
 def _shown(value: Any) -> str:
+    """A value of the input inside a message: as it is (cut after 40 characters: a 5,000-digit
+    id is named, not repeated), or escaped if it would break the line."""
     text = str(value)
+    text = text if len(text) <= 40 else text[:37] + "..."
     return text if text.isprintable() else repr(text)
 
 
@@ -187,6 +195,17 @@ def _name(parent: dict, key: str, where: str, what: str, *, segment: bool = True
     return _checked(parent.get(key), f"{where}.{key}", what, segment=segment)
 
 
+def _domain(value: str, at: str) -> str:
+    """A domain by the name rule (:func:`~mtcabench.model.domain_name`), normalised before it
+    goes into an id (``Airline `` is ``airline``); one line naming ``at`` otherwise."""
+    return checked_name(domain_name, value, at)
+
+
+def _model(value: str, at: str) -> str:
+    """An agent model by the name rule (:func:`~mtcabench.model.agent_model_name`)."""
+    return checked_name(agent_model_name, value, at)
+
+
 @dataclass
 class Given:
     """What the user names for a file that does not record it (``ingest tau2``'s flags)."""
@@ -196,6 +215,8 @@ class Given:
     agent_implementation: str | None = None
 
     def checked(self) -> Given:
+        """The flags checked, the domain and agent model normalised by the name rule (so that
+        they compare with what a file records, normalised alike)."""
         for value, flag, what, segment in (
                 (self.domain, "--domain", "the domain", True),
                 (self.agent_model, "--agent-model", "the agent model", False),
@@ -203,7 +224,10 @@ class Given:
                  "the agent implementation", True)):
             if value is not None:
                 _checked(value, flag, what, segment=segment)
-        return self
+        return Given(None if self.domain is None else _domain(self.domain, "--domain"),
+                     None if self.agent_model is None else _model(self.agent_model,
+                                                                  "--agent-model"),
+                     self.agent_implementation)
 
 
 def _recorded(path: Path, recorded: str, given: str | None, flag: str, what: str) -> str:
@@ -240,14 +264,17 @@ class _Run:
                                  "its agent model; pass --agent-model (and "
                                  "--agent-implementation to name the agent)")
             self.implementation = given.agent_implementation
-        elif isinstance(value, dict) and "info" not in value and isinstance(
-                value.get("simulations"), list) and {"domain", "agent", "model"} & value.keys():
-            self.layout, sims = "wrapper", value["simulations"]
-            self.domain = _recorded(path, _checked(value.get("domain"), f"{path}: 'domain'",
-                                                   "the domain"),
+        elif isinstance(value, dict) and "info" not in value and \
+                {"domain", "agent", "model"} & value.keys():
+            # (simulations that are not a list are named below, as in a results file)
+            self.layout, sims = "wrapper", value.get("simulations")
+            self.domain = _recorded(path, _domain(_checked(value.get("domain"),
+                                                           f"{path}: 'domain'", "the domain"),
+                                                  f"{path}: 'domain'"),
                                     given.domain, "--domain", "the domain")
-            self.model = _recorded(path, _checked(value.get("model"), f"{path}: 'model'",
-                                                  "the agent model", segment=False),
+            self.model = _recorded(path, _model(_checked(value.get("model"), f"{path}: 'model'",
+                                                         "the agent model", segment=False),
+                                                f"{path}: 'model'"),
                                    given.agent_model, "--agent-model", "the agent model")
             self.implementation = _recorded(
                 path, _checked(value.get("agent"), f"{path}: 'agent'",
@@ -274,16 +301,20 @@ class _Run:
         info = _object(value, "info", f"{path}")
         env = _object(info, "environment_info", f"{path}: info")
         agent = _object(info, "agent_info", f"{path}: info")
-        self.domain = _recorded(path, _name(env, "domain_name", f"{path}: info.environment_info",
-                                            "the domain"), given.domain, "--domain", "the domain")
+        self.domain = _recorded(path, _domain(_name(env, "domain_name",
+                                                    f"{path}: info.environment_info",
+                                                    "the domain"),
+                                              f"{path}: info.environment_info.domain_name"),
+                                given.domain, "--domain", "the domain")
         policy = env.get("policy")
         if not isinstance(policy, str) or not policy.strip():
             got = "empty text" if isinstance(policy, str) else type(policy).__name__
             raise InputError(f"{path}: info.environment_info.policy is missing (got {got}); "
                              "the system turn is rebuilt from the domain's policy")
         self.policy = policy
-        self.model = _recorded(path, _name(agent, "llm", f"{path}: info.agent_info",
-                                           "the agent model", segment=False),
+        self.model = _recorded(path, _model(_name(agent, "llm", f"{path}: info.agent_info",
+                                                  "the agent model", segment=False),
+                                            f"{path}: info.agent_info.llm"),
                                given.agent_model, "--agent-model", "the agent model")
         self.implementation = _recorded(
             path, _name(agent, "implementation", f"{path}: info.agent_info",
@@ -328,7 +359,8 @@ class _Run:
             raise InputError(f"{where}: cannot tell the domain: a bare list of simulations does "
                              "not record it, its policy has no '# <Domain> agent policy' title "
                              "and its tools are no known domain's; pass --domain")
-        return _checked(found, f"{where}: the policy's title", "the domain")
+        return _domain(_checked(found, f"{where}: the policy's title", "the domain"),
+                       f"{where}: the policy's title")
 
     def system(self, sim: dict, task: dict | None, where: str) -> tuple[str, dict[str, Any]]:
         """Turn 0 of one simulation and how it was made: its own policy where it has one,
@@ -378,6 +410,7 @@ def _simulation(run: _Run, k: int, sim: Any) -> Conversation:
     if not isinstance(trial, int) or isinstance(trial, bool) or trial < 0:
         raise InputError(f"{where} (task {_shown(task_id)}): 'trial' is {_shown(trial)}, "
                          "expected a whole number")
+    trial = trial_number(trial, f"{where} (task {_shown(task_id)})")  # bounded
     where += f" (task {_shown(task_id)}, trial {trial})"
     task = None
     if run.tasks is not None:
@@ -527,7 +560,12 @@ def _sniff(source: Source) -> int:
     if source.json_lines:
         return NO
     if isinstance(value, dict):
-        return SURE if isinstance(value.get("simulations"), list) else NO
+        if "simulations" not in value:
+            return NO
+        # A results file (or wrapper) whose simulations are not a list is still one: the
+        # reader names what is wrong (as `ingest tau2` does), rather than "not a transcript of
+        # a known format".
+        return SURE if isinstance(value["simulations"], list) else PLAUSIBLE
     # A bare list of simulations: each with its task, its messages and its reward record.
     return SURE if isinstance(value, list) and value and all(
         isinstance(s, dict) and "task_id" in s and isinstance(s.get("messages"), list)

@@ -20,13 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from mtcabench.errors import InputError
-from mtcabench.model import Conversation, conversation_metadata
+from mtcabench.model import (Conversation, agent_model_name, conversation_metadata,
+                             domain_name)
 from mtcabench.transcripts._chat import read_message
 from mtcabench.transcripts._domains import DOMAIN_TOOLS, policy_domain, run_domain
 from mtcabench.transcripts._registry import NO, SURE, LogFormat, register_format
 from mtcabench.transcripts._source import Source, load_json
 from mtcabench.transcripts._tasks import expected_actions, expected_outputs
-from mtcabench.transcripts._turns import TurnBuilder
+from mtcabench.transcripts._turns import TurnBuilder, checked_name, trial_number
 
 SOURCE = "taubench"
 
@@ -39,8 +40,10 @@ def conversation_id(domain: str | None, model: str | None, task_id: Any, trial: 
 
 
 def _shown(value: Any) -> str:
-    """A value of the input inside a message: as it is, or escaped if it would break the line."""
+    """A value of the input inside a message: as it is (cut after 40 characters: a 5,000-digit
+    id is named, not repeated), or escaped if it would break the line."""
     text = str(value)
+    text = text if len(text) <= 40 else text[:37] + "..."
     return text if text.isprintable() else repr(text)
 
 
@@ -61,18 +64,15 @@ def run_conversation(path: Path, i: int | None, run: Any, model: str | None,
         raise InputError(f"{path}: {where}: 'traj' is not a list of messages")
     if not traj:
         raise InputError(f"{path}: {where}: empty conversation ('traj' has no messages)")
-    trial = run.get("trial")
-    if trial is not None and not (isinstance(trial, int) and not isinstance(trial, bool)) and not (
-            isinstance(trial, str) and trial.isascii() and trial.isdigit()):
-        raise InputError(f"{path}: {where}: 'trial' is {_shown(trial)}, expected a whole number")
-    cid = conversation_id(domain, model, run["task_id"], run.get("trial", 0))
+    trial = trial_number(run.get("trial"), f"{path}: {where}")
+    cid = conversation_id(domain, model, run["task_id"], 0 if trial is None else trial)
     builder = TurnBuilder(f"{path}: {where}")
     for j, m in enumerate(traj):
         read_message(builder, m, f"{path}: {where} ({cid}), message {j}")
     return builder.conversation(
         id=cid, source=SOURCE, domain=domain or "unknown", agent_model=model,
         task_id=str(run["task_id"]),
-        trial=int(run["trial"]) if run.get("trial") is not None else None,
+        trial=trial,
         metadata=run_metadata(path, i, run, f"{path}: {where}"))
 
 
@@ -153,10 +153,13 @@ class FileNames:
     def __init__(self, path: Path, agent_model: str | None, domain: str | None, *,
                  strict: bool = True, report: Callable[[str], None] | None = None):
         self.path, self.strict = path, strict
-        self.given_model, self.given_domain = agent_model, domain
+        # Named by the name rule before they go into ids (normalised: ' Airline' is airline).
+        self.given_model = checked_name(agent_model_name, agent_model, f"{path}: agent model")
+        self.given_domain = None if domain is None else checked_name(
+            domain_name, domain, f"{path}: domain")
         self._report = report
         self._said: set[str] = set()
-        self.model: str | None = agent_model
+        self.model: str | None = self.given_model
 
     def say(self, line: str) -> None:
         if self._report is not None and line not in self._said:
@@ -174,25 +177,30 @@ class FileNames:
                 self.say(f"{self.path}: domain {self.given_domain!r} as given by --domain; "
                          f"the runs' policy names {found!r}")
             return self.given_domain
+        if found is not None:
+            # A title's domain goes into ids: by the name rule (a title "# All agent policy"
+            # would name a config every release has).
+            return checked_name(domain_name, found, f"{where}: the policy's title")
+        found = domain_from_name(self.path)  # a known domain: the rule holds
         if found is None:
-            found = domain_from_name(self.path)
-            if found is None:
-                if self.strict:
-                    raise InputError(
-                        f"{where}: unknown domain: its system turn has no '# <Domain> agent "
-                        "policy' title, its tools are no known domain's ("
-                        f"{', '.join(sorted(DOMAIN_TOOLS))}) and the file name names none; "
-                        "pass --domain")
-                return None
-            self.say(f"{self.path}: domain {found!r} taken from the file name (run {i} has no "
-                     "'# <Domain> agent policy' title and calls no known domain's tools); "
-                     "pass --domain to name it")
+            if self.strict:
+                raise InputError(
+                    f"{where}: unknown domain: its system turn has no '# <Domain> agent "
+                    "policy' title, its tools are no known domain's ("
+                    f"{', '.join(sorted(DOMAIN_TOOLS))}) and the file name names none; "
+                    "pass --domain")
+            return None
+        self.say(f"{self.path}: domain {found!r} taken from the file name (run {i} has no "
+                 "'# <Domain> agent policy' title and calls no known domain's tools); "
+                 "pass --domain to name it")
         return found
 
     def model_of(self, i: int, domain: str | None) -> str | None:
         """The agent model of the file's runs, found once (see the class docstring)."""
         if self.model is None:
             self.model = model_from_name(self.path, domain)
+            if self.model is not None:
+                self.model = self._file_model(self.model)
             if self.model is None:
                 if self.strict:
                     raise InputError(
@@ -204,6 +212,17 @@ class FileNames:
             self.say(f"{self.path}: agent model {self.model!r} taken from the file name "
                      "(TauBench runs do not record it); pass --agent-model to name it")
         return self.model
+
+    def _file_model(self, name: str) -> str | None:
+        """An agent model a file name gives, by the name rule: one line where it breaks it
+        (``ingest taubench``: pass --agent-model), else left out of the id."""
+        try:
+            return agent_model_name(name)
+        except ValueError as exc:
+            if self.strict:
+                raise InputError(f"{self.path}: the agent model its file name gives: {exc}; "
+                                 "pass --agent-model") from None
+            return None
 
 
 def read_taubench(

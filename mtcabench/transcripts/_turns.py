@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from mtcabench.errors import InputError
 from mtcabench.io import JSONError, format_validation_error, loads, non_finite
-from mtcabench.model import Conversation, Role, ToolCall, Turn
+from mtcabench.model import MAX_TRIAL, Conversation, Role, ToolCall, Turn
 from mtcabench.openai_content import PLACEHOLDERS, SEPARATOR
 
 T = TypeVar("T")
@@ -38,6 +38,48 @@ def as_text(value: Any) -> str:
     """A tool result or content value as a turn's text: text as it is, anything else as
     JSON (non-ASCII kept)."""
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def checked_name(rule: Callable[[Any], Any], value: Any, where: str) -> Any:
+    """``value`` by the name rule (:func:`mtcabench.model.domain_name`, ``agent_model_name``,
+    ``source_name``: normalised), or one InputError naming where it came from. Readers call it
+    before a name goes into an id, so that the id holds the normalised name."""
+    try:
+        return rule(value)
+    except ValueError as exc:
+        raise InputError(f"{where}: {exc}") from None
+
+
+def trial_number(value: Any, where: str) -> int | None:
+    """A run's trial as a bounded whole number (None stays None): an int, or a string of
+    ASCII digits, 0 to :data:`~mtcabench.model.MAX_TRIAL` (the release's int32 column); any
+    other value is one InputError naming ``where``. Digits are counted before they are
+    converted: a 5,000-digit string is refused, not handed to ``int``."""
+    if value is None:
+        return None
+    digits = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        digits = value if value >= 0 else None
+    elif isinstance(value, str) and value.isascii() and value.isdigit():
+        digits = int(value) if len(value) <= 12 else MAX_TRIAL + 1
+    if digits is None:
+        raise InputError(f"{where}: 'trial' is {_brief(value)}, expected a whole number "
+                         "(0 or more)")
+    if digits > MAX_TRIAL:
+        raise InputError(f"{where}: 'trial' is {_brief(value)}, more than {MAX_TRIAL:,} (the "
+                         "largest trial number a release holds); is the field right?")
+    return digits
+
+
+def _brief(value: Any) -> str:
+    """A value inside a message: a long number or text by its first digits and its length."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        # str() of a number past 4,300 digits raises: say its size instead
+        bits = value.bit_length()
+        return str(value) if bits <= 80 else f"a number of about {int(bits * 0.30103) + 1} digits"
+    text = str(value) if not isinstance(value, str) else value
+    shown = text if len(text) <= 40 else text[:37] + "..."
+    return shown if shown.isprintable() else repr(shown)
 
 
 def join_parts(texts: Iterable[str]) -> str:

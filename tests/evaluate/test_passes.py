@@ -52,15 +52,52 @@ def test_prefix_cache_is_bounded_by_bytes_least_recently_used_out():
     a, b, c = np.arange(10), np.arange(100, 110), np.arange(200, 210)
     cache.store(a, states(10))
     cache.store(b, states(10))
-    assert cache.lookup(np.r_[a, 7, 8], most=11)[0] == 10  # a used last: b goes first
+    assert cache.get(a)[0][0].shape[2] == 10  # a used last: b goes first
     cache.store(c, states(10))
     assert len(cache) == 2 and cache.bytes == 16 * 20
-    assert cache.lookup(np.r_[b, 1], most=11) == (0, None)
-    length, kept = cache.lookup(np.r_[c[:6], 99], most=6)  # a common start serves its tokens
-    assert length == 6 and kept[0][0].shape[2] == 6
-    assert cache.lookup(np.r_[a, 1], most=4)[0] == 4  # never past what the caller allows
+    assert cache.get(b) is None
+    # only the exact prefix serves: a common start, or a cut of a longer one, would not be
+    # computed as a pass over the prefix alone computes it
+    assert cache.get(c[:6]) is None and cache.get(np.r_[a, 1]) is None
     cache.store(np.arange(40), states(40))  # larger than the whole budget: not kept
-    assert len(cache) == 2 and (cache.hits, cache.misses) == (3, 1)
+    assert len(cache) == 2 and (cache.hits, cache.misses) == (1, 3)
+
+
+def test_a_pass_is_the_same_whatever_the_cache_holds(tiny_loaded, sample_path):
+    """A pass is a function of its arguments, not of what ran before in the process: with the
+    prefix cold, warm, off, or holding a longer prefix of the same tokens, its logits and
+    attention rows are the same bits (a resumed trace writes the bytes an uninterrupted one
+    writes). Before, a warm cache started the pass at the stored prefix's end and a cold one
+    ran it whole: about 1e-6 apart, enough to reorder two evidence sentences."""
+    conv = _sample(sample_path)[0]
+    rendered = render_conversation(conv, tiny_loaded.tokenizer)
+    ids = rendered.full.input_ids
+    store = rendered.shared_prefix
+    at = np.arange(store + 5, len(ids))
+    service = passes_for(tiny_loaded.model)
+
+    def run(**kw):
+        rows = []
+        res = service.forward(ids, logits_at=at, reuse=int(at[0]), store=store,
+                              on_layer=lambda layer, m, h, pe, keys: rows.append(keys[..., -1, :].clone()),
+                              **kw)
+        return res, torch.stack(rows)
+
+    service.clear()
+    cold, cold_rows = run()
+    warm, warm_rows = run()
+    assert (cold.start, warm.start) == (0, store) and len(service.prefixes) == 1
+    limit = service.prefixes.max_bytes
+    try:
+        service.prefixes.max_bytes = 0
+        off, off_rows = run()
+    finally:
+        service.prefixes.max_bytes = limit
+    service.clear()
+    service.forward(ids[: store + 3], store=store + 2, reuse=store + 2)  # a longer prefix only
+    other, other_rows = run()
+    for res, rows in ((warm, warm_rows), (off, off_rows), (other, other_rows)):
+        assert torch.equal(res.logits, cold.logits) and torch.equal(rows, cold_rows)
 
 
 def _sample(sample_path):

@@ -179,7 +179,9 @@ def test_a_domain_that_cannot_name_a_config_is_refused(two_domains):
                               str(two_domains["reviewed"]), "-c", str(path), "-o",
                               str(two_domains["out"]), "--split-by-task"])
     assert res.exit_code == 5, res.output
-    assert "taubench/retail/sample/task-5/trial-0: [domain-name] domain 'all'" in res.output
+    # the name rule refuses it where the conversation is read (any layout), naming the line
+    assert "taubench/retail/sample/task-5/trial-0 (" in res.output
+    assert "[record-schema] domain: the domain 'all' is the name of a config" in res.output
     assert not two_domains["out"].exists()
 
 

@@ -178,7 +178,7 @@ HOSTILE = ('</script><script>window.PWNED=1</script><img src=x onerror="window.P
 
 def test_no_text_from_the_data_becomes_markup_or_script(tmp_path, browser):
     conv = Conversation(id='evil/<img src=x onerror="window.PWNED=3">', source="taubench",
-                        domain="<b>d</b>", turns=[
+                        domain="d", turns=[
                             Turn(index=0, role=Role.USER, content=HOSTILE),
                             Turn(index=1, role=Role.ASSISTANT, content="the value is " + HOSTILE)])
     start = conv.turns[1].text.index("<img")
@@ -188,7 +188,7 @@ def test_no_text_from_the_data_becomes_markup_or_script(tmp_path, browser):
     folder.mkdir()
     write_records(folder / "conversations.jsonl", [conv])
     write_records(folder / "spans.jsonl", [BenchmarkSpan(
-        id=sid, conversation_id=conv.id, source="taubench", domain="<b>d</b>", span=target,
+        id=sid, conversation_id=conv.id, source="taubench", domain="d", span=target,
         dependency_type=DependencyType.DIRECT, depth=1, sources=[0],
         graph=ProvenanceGraph(target=1, nodes=[0, 1], edges=[Edge(child=1, parent=0)]),
         decision_source=DecisionSource.AUTO, verdict=Verdict.ACCEPT)])
@@ -206,7 +206,7 @@ def test_no_text_from_the_data_becomes_markup_or_script(tmp_path, browser):
     assert page.eval_on_selector_all(".turn pre", "ps => ps.map(p => p.textContent)") == [
         t.text for t in conv.turns]
     assert page.inner_text("figure.panel:nth-child(2) figcaption").startswith('<svg onload=')
-    assert "<b>d</b>" in page.inner_text("#span")
+    # (a domain of markup is refused by the name rule: tests/model/test_names.py)
     assert page.evaluate("window.PWNED") is None
     assert page.locator("img, script:not([src]), b:text-is('d')").count() == 0
     assert not errors

@@ -101,9 +101,8 @@ class PrefixRunner:
     The whole pass (:meth:`__init__`) runs the full token sequence up to ``last`` once and keeps
     every layer's keys and values; :meth:`logprobs` runs an ablated sequence from its first
     token that differs (a pass recomputes only from its first left-out sentence). The passes
-    go through the model's pass service, which may start the whole pass (and an ablated pass
-    that keeps the start) from a stored prefix; ``store`` tokens of the whole input are worth
-    storing (a system prompt).
+    go through the model's pass service, which may start the whole pass from a stored prefix;
+    ``store`` tokens of the whole input are that prefix (a system prompt).
     """
 
     def __init__(self, model, input_ids: Sequence[int], rows: np.ndarray, *, store: int = 0):
@@ -138,8 +137,8 @@ class PrefixRunner:
         start = min(same, int(todo.min()) - 1)
         import torch  # noqa: PLC0415 - as above
 
-        # A pass that differs from the first token on may still start with a stored prefix
-        # (an empty cache lets the service look one up).
+        # The whole pass's keys and values up to the first token that differs (none when the
+        # very first does: a plain pass then).
         cache = new_cache([(k[:, :, :start], v[:, :, :start]) for k, v in self._kv]
                           if start > 0 else None)
         res = self.passes.forward(ids[: int(todo.max()) + 1], cache=cache, logits_at=todo - 1,

@@ -102,13 +102,15 @@ def weights_for(loaded: LoadedModel, path: str | Path | None) -> tuple[torch.Ten
 # --------------------------------------------------------------------------- learning
 
 
-def _logit_prob(model, input_ids: list[int], rows: list[np.ndarray]) -> list[float]:
-    """AT2's output per query: log p - log(1 - p), p the probability of the query's tokens."""
+def _logit_prob(model, input_ids: list[int], rows: list[np.ndarray], store: int = 0) -> list[float]:
+    """AT2's output per query: log p - log(1 - p), p the probability of the query's tokens
+    (``store``: the input's first tokens are the conversation's shared prefix)."""
     last = max(int(r.max()) for r in rows if len(r))
     ids = np.asarray(input_ids[: last + 1], dtype=np.int64)
     union = np.unique(np.concatenate([r for r in rows if len(r)]))
     union = union[union > 0]  # the very first token has no prediction
-    res = passes_for(model).forward(ids, logits_at=union - 1, reuse=int(union[0]) - 1)
+    res = passes_for(model).forward(ids, logits_at=union - 1, reuse=int(union[0]) - 1,
+                                    store=min(store, len(ids)))
     tok_lp = np.asarray(token_logprobs(res.logits, torch.as_tensor(ids[union],
                                                                    device=res.logits.device)))
     result = []
@@ -162,7 +164,11 @@ def ablation_data(
             for j in range(masks):
                 layout = rendered.layout(d for d, k in zip(droppable, m[j]) if not k)
                 q_rows = [np.arange(*layout.span_tokens(*q)) for q in queries]
-                outputs[:, j] = _logit_prob(loaded.model, layout.input_ids, q_rows)
+                # Only a layout that starts as the full one has the conversation's prefix.
+                prefix = rendered.shared_prefix
+                keeps = layout.input_ids[:prefix] == full.input_ids[:prefix]
+                outputs[:, j] = _logit_prob(loaded.model, layout.input_ids, q_rows,
+                                            store=prefix if keeps else 0)
                 bar.advance()
             sign = (m.astype(np.float64) * 2 - 1)  # [masks, D]
             turns = np.array([rendered.sentences[d].turn for d in droppable])

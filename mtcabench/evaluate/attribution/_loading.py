@@ -166,13 +166,61 @@ def model_limits(model: str | LoadedModel) -> tuple[int, int] | None:
         # The project's one parser: a deeply nested file is a ValueError too, not a RecursionError.
         config = loads((folder / "config.json").read_bytes())
         tok = loads((folder / "tokenizer.json").read_bytes())
-        vocab = tok["model"]["vocab"]
-        entries = list(vocab) if isinstance(vocab, dict) else [e[0] for e in vocab]
-        entries += [t["content"] for t in tok.get("added_tokens") or []]
-        context = int(config.get("max_position_embeddings") or 0) or 2048  # as load_model
-        return context, max((len(e) for e in entries if isinstance(e, str)), default=1)
-    except (OSError, ValueError, KeyError, TypeError, IndexError):
-        return None
+    except OSError:
+        return None  # not converted (or not completely): the caller converts or says so
+    except ValueError as exc:
+        raise InputError(f"{folder}: the model's config.json or tokenizer.json is not JSON "
+                         f"({exc}); {_DAMAGED}") from None
+    if not isinstance(config, dict):
+        raise InputError(f"{folder / 'config.json'}: not a JSON object; {_DAMAGED}")
+    context = context_length(config.get("max_position_embeddings"), folder / "config.json")
+    entries = vocabulary(tok, folder / "tokenizer.json")
+    return context, max((len(e) for e in entries), default=1)
+
+
+#: What to do about a model folder whose files are damaged.
+_DAMAGED = "the model's files are damaged: delete the folder to convert the model again"
+
+#: The context a model that states none has (as transformers' default config).
+DEFAULT_CONTEXT = 2048
+#: The longest context believed from a config (2^24 tokens: longer than any model's).
+MAX_CONTEXT = 2**24
+
+
+def context_length(value: Any, where: str | Path) -> int:
+    """A config's ``max_position_embeddings`` as a context length, checked before it is
+    believed: absent (or null) is :data:`DEFAULT_CONTEXT`; anything but a whole number from 1
+    to :data:`MAX_CONTEXT` is one InputError naming ``where`` (a "-5-token context" is a
+    damaged file, not a model)."""
+    if value is None:
+        return DEFAULT_CONTEXT
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_CONTEXT:
+        shown = repr(value) if not isinstance(value, int) or abs(value) < 10**20 else "huge"
+        raise InputError(f"{where}: max_position_embeddings is {shown[:40]}, not a number of "
+                         f"tokens from 1 to {MAX_CONTEXT:,}; {_DAMAGED}")
+    return value
+
+
+def vocabulary(tok: Any, where: str | Path) -> list[str]:
+    """The entries of a ``tokenizer.json`` (its model's vocabulary and its added tokens),
+    its shape checked before it is believed or handed to transformers (which fails on a
+    missing ``added_tokens`` with a KeyError): one InputError naming ``where`` otherwise."""
+    model = tok.get("model") if isinstance(tok, dict) else None
+    vocab = model.get("vocab") if isinstance(model, dict) else None
+    added = tok.get("added_tokens") if isinstance(tok, dict) else None
+    if isinstance(vocab, dict):
+        entries = list(vocab)
+    elif isinstance(vocab, list) and all(isinstance(e, list) and e and isinstance(e[0], str)
+                                         for e in vocab):
+        entries = [e[0] for e in vocab]
+    else:
+        raise InputError(f"{where}: not a tokenizer of the shape transformers writes (no "
+                         f"model.vocab object or list); {_DAMAGED}")
+    if not isinstance(added, list) or not all(isinstance(t, dict) and isinstance(
+            t.get("content"), str) for t in added):
+        raise InputError(f"{where}: not a tokenizer of the shape transformers writes "
+                         f"(added_tokens is not a list of tokens with their content); {_DAMAGED}")
+    return [e for e in entries if isinstance(e, str)] + [t["content"] for t in added]
 
 
 def _pick_device(device: str) -> str:
@@ -317,6 +365,7 @@ def _load(name: str, source: str, display: str, device: str, torch_dtype,
     model.to(device)
     model.eval()
     model.requires_grad_(False)
-    context = int(getattr(model.config, "max_position_embeddings", 0) or 0) or 2048
+    context = context_length(getattr(model.config, "max_position_embeddings", None),
+                             f"model {name}: config")
     return LoadedModel(model=model, tokenizer=tokenizer, name=display, context_length=context,
                        chat_template=tokenizer.chat_template)

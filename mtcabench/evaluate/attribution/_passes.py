@@ -17,9 +17,17 @@ Tracer's passes) goes through :meth:`Passes.forward`, one :class:`Passes` per mo
 - the prefix cache (:class:`PrefixCache`): the keys and values of a token prefix, kept across
   conversations and Tracers of the model. Every TauBench conversation of a domain begins with
   the same system policy (1.3-1.7k of a median 4.1k tokens); a pass whose ids start with a
-  stored prefix runs from its end. A causal model's keys and values of a prefix do not depend
-  on what follows it, so the result equals a pass over the whole input up to float rounding
-  (the kernels sum in another order: differences of about 1e-6 on attention weights).
+  stored prefix runs from its end.
+
+What a pass computes is a function of its arguments alone, never of what ran before in the
+process (the bytes of a resumed ``trace`` equal an uninterrupted one's). A pass over a prefix
+and one over the whole input agree only up to float rounding (the kernels block and sum in
+another order with another number of tokens: about 1e-6 on attention weights, enough to reorder
+two evidence sentences of nearly equal score), so a pass never starts "wherever a stored prefix
+happens to end": the caller names the prefix boundary (``store``, a system prompt's end) and a
+pass with one always runs in two steps, the prefix alone and then the rest from its keys and
+values, whether the prefix's states come from the cache (stored by exactly such a step) or are
+computed now, and with the cache off too. A pass without a boundary runs whole.
 
 Attention hooks run *after* each attention module: the layer's cache then holds the rotated
 keys of every token, the prefix's included, and :func:`layer_attention_rows
@@ -244,13 +252,17 @@ class PassResult:
 
 class PrefixCache:
     """Key/value states of token prefixes, by their exact token ids, bounded by bytes (least
-    recently used out). One per model (:class:`Passes`): the model is part of the key."""
+    recently used out). One per model (:class:`Passes`): the model is part of the key.
+
+    A stored prefix serves only a pass whose boundary is that very prefix (:meth:`get`): states
+    cut from a longer prefix, or a common start of two, would differ in rounding from the
+    states the pass computes when nothing is stored (see the module docstring)."""
 
     def __init__(self, max_bytes: int = DEFAULT_PREFIX_BYTES):
         self.max_bytes = max_bytes
-        self._entries: OrderedDict[bytes, tuple[np.ndarray, list[tuple], int]] = OrderedDict()
+        self._entries: OrderedDict[bytes, tuple[list[tuple], int]] = OrderedDict()
         self.bytes = 0
-        #: Lookups that found a stored prefix, lookups that did not, prefixes stored.
+        #: Lookups that found the prefix, lookups that did not, prefixes stored.
         self.hits = self.misses = self.stores = 0
 
     def __len__(self) -> int:
@@ -261,45 +273,37 @@ class PrefixCache:
         self.bytes = 0
         self.hits = self.misses = self.stores = 0
 
-    def lookup(self, ids: np.ndarray, most: int) -> tuple[int, list[tuple] | None]:
-        """The longest stored prefix of ``ids`` of at most ``most`` tokens: ``(length, states
-        cut to it)``, or ``(0, None)``. A stored prefix longer than ``most``, or one that
-        agrees with ``ids`` on its first tokens only, serves those tokens."""
-        best, found = 0, None
-        for key, (stored, states, _) in self._entries.items():
-            n = min(len(stored), len(ids), most)
-            if n <= best:
-                continue
-            same = stored[:n] == ids[:n]
-            p = n if same.all() else int(np.argmin(same))
-            if p > best:
-                best, found = p, (key, states)
+    @staticmethod
+    def _key(ids: np.ndarray | Sequence[int]) -> bytes:
+        return np.asarray(ids, dtype=np.int64).tobytes()
+
+    def get(self, ids: np.ndarray | Sequence[int]) -> list[tuple] | None:
+        """The states stored for exactly ``ids`` (per layer ``(keys, values)``), or None."""
+        key = self._key(ids)
+        found = self._entries.get(key)
         if found is None:
             self.misses += 1
-            return 0, None
-        key, states = found
+            return None
         self._entries.move_to_end(key)
         self.hits += 1
-        return best, [(k[:, :, :best], v[:, :, :best]) for k, v in states]
+        return found[0]
 
-    def covers(self, ids: np.ndarray) -> bool:
-        """Whether ``ids`` is stored whole (as a prefix of a stored entry)."""
-        return any(len(s) >= len(ids) and np.array_equal(s[: len(ids)], ids)
-                   for s, _, _ in self._entries.values())
+    def covers(self, ids: np.ndarray | Sequence[int]) -> bool:
+        """Whether the states of exactly ``ids`` are stored."""
+        return self._key(ids) in self._entries
 
-    def store(self, ids: np.ndarray, states: list[tuple]) -> None:
+    def store(self, ids: np.ndarray | Sequence[int], states: list[tuple]) -> None:
         """Keep ``states`` (copies: they must not hold a longer pass's memory) of ``ids``."""
         size = sum(k.numel() * k.element_size() + v.numel() * v.element_size()
                    for k, v in states)
         if size > self.max_bytes or self.covers(ids):
             return
         kept = [(k.clone(), v.clone()) for k, v in states]
-        ids = np.array(ids, dtype=np.int64, copy=True)
-        self._entries[ids.tobytes()] = (ids, kept, size)
+        self._entries[self._key(ids)] = (kept, size)
         self.bytes += size
         self.stores += 1
         while self.bytes > self.max_bytes:
-            _, (_, _, freed) = self._entries.popitem(last=False)
+            _, (_, freed) = self._entries.popitem(last=False)
             self.bytes -= freed
 
 
@@ -384,34 +388,39 @@ class Passes:
         """Run the model over ``input_ids`` (the whole input, a batch of one).
 
         - ``cache``: a key/value cache of the input's first tokens (the caller's, extended by
-          the pass); without one (or an empty one), a new cache starts from the longest stored
-          prefix of the input of at most ``reuse`` tokens (the first position whose output
-          the caller reads: logits, hooked rows), one token at least is computed;
+          the pass);
+        - ``reuse``: the first position whose output the caller reads (logits, hooked rows):
+          the tokens before it need not be computed by this call;
+        - ``store``: the input's first ``store`` tokens are a prefix other passes start with (a
+          system prompt). Without a cache, when ``0 < store <= min(reuse, len - 1)`` the pass
+          runs in two steps (see the module docstring): the prefix's keys and values from the
+          prefix cache when stored, else a pass over the prefix alone (then stored), and the
+          rest from them; otherwise the pass runs whole, the same way every time;
         - ``logits_at``: the positions whose logits are returned (default: the last);
         - ``on_layer``: called after each attention module with the layer's keys of every
-          token so far (see :data:`LayerFn`), under the model's lock;
-        - ``store``: keep the keys and values of the input's first ``store`` tokens in the
-          prefix cache for later passes (when not kept yet).
+          token so far (see :data:`LayerFn`), under the model's lock (the prefix's step is not
+          hooked: no row the caller reads is in it).
+
+        A call counts as one pass, whether it ran in one step or two.
         """
         import torch  # noqa: PLC0415 - torch only when a pass runs
 
         model = self.model
         device = next(model.parameters()).device
         ids = np.asarray(input_ids, dtype=np.int64)
+        T = len(ids)
         with self.lock:
-            reused = 0
+            given = reused = 0  # tokens of the caller's cache, tokens read from the store
             if cache is None or cache_length(cache) == 0:
                 cache = new_cache()
-                most = min(reuse, len(ids) - 1)
-                if self.enabled and most > 0:
-                    reused, states = self.prefixes.lookup(ids, most)
-                    if states is not None:
-                        cache = new_cache(states)
+                if 0 < store <= min(reuse, T - 1):
+                    cache, reused = self._prefix(ids[:store], device)
+            else:
+                given = cache_length(cache)
             start = cache_length(cache)
-            if start >= len(ids):
-                raise ValueError(f"the cache holds {start} tokens, the input {len(ids)}: "
+            if start >= T:
+                raise ValueError(f"the cache holds {start} tokens, the input {T}: "
                                  "nothing to compute")
-            T = len(ids)
             fed = torch.as_tensor(ids[start:], device=device)[None]
             if logits_at is None:
                 keep: Any = 1
@@ -443,17 +452,37 @@ class Passes:
                 else:
                     out = model(input_ids=fed, use_cache=True, logits_to_keep=keep,
                                 **{self._cache_arg: cache})
-            self._count(T - start, reused)
-            cache = getattr(out, "cache", None) or getattr(out, "past_key_values", None) or cache
-            if cache_length(cache) != T:
-                raise InputError(f"{type(model).__name__}: the cache holds "
-                                 f"{cache_length(cache)} tokens after the pass, expected {T}; "
-                                 "unsupported cache")
-            if self.enabled and 0 < store <= T and not self.prefixes.covers(ids[:store]):
-                self.prefixes.store(ids[:store], [(k[:, :, :store], v[:, :, :store])
-                                                  for k, v in _layer_states(cache)])
-            return PassResult(out.logits[0], cache, start)
+            self._count(T - given - reused, reused)
+            cache = self._checked(out, cache, T)
+            return PassResult(out.logits[0], cache, given + reused)
 
+    def _prefix(self, prefix: np.ndarray, device) -> tuple[Any, int]:
+        """A cache holding the keys and values of ``prefix`` alone, and the tokens of it read
+        from the prefix cache (all or none): stored ones, else a pass over it (then stored)."""
+        if self.enabled:
+            states = self.prefixes.get(prefix)
+            if states is not None:
+                return new_cache(states), len(prefix)
+        import torch  # noqa: PLC0415 - with a pass
+
+        model = self.model
+        cache = new_cache()
+        with torch.inference_mode():
+            out = model(input_ids=torch.as_tensor(prefix, device=device)[None], use_cache=True,
+                        logits_to_keep=1, **{self._cache_arg: cache})
+        cache = self._checked(out, cache, len(prefix))
+        if self.enabled:
+            self.prefixes.store(prefix, _layer_states(cache))
+        return cache, 0
+
+    def _checked(self, out, cache, tokens: int):
+        """The cache a pass returned (or extended), checked to hold every token's keys."""
+        cache = getattr(out, "cache", None) or getattr(out, "past_key_values", None) or cache
+        if cache_length(cache) != tokens:
+            raise InputError(f"{type(self.model).__name__}: the cache holds "
+                             f"{cache_length(cache)} tokens after the pass, expected {tokens}; "
+                             "unsupported cache")
+        return cache
 
 def token_logprobs(logits, labels) -> list[float]:
     """Log-probability of each label under its row of logits (float64 values)."""

@@ -78,11 +78,20 @@ def default_context_reach():
         return "the evaluator's extra (mtcabench[eval]) is not installed"
     from mtcabench.evaluate.attribution._loading import DEFAULT_MODEL, model_cache_dir, model_limits
 
-    limits = model_limits(DEFAULT_MODEL)
+    try:
+        limits = model_limits(DEFAULT_MODEL)  # the files' shapes checked: one line if damaged
+    except InputError as exc:
+        return exc.message
     if limits is None:
         return (f"the default model's files are not on this machine (run `mtcabench trace` "
                 f"once to convert {DEFAULT_MODEL})")
-    tokenizer = AutoTokenizer.from_pretrained(str(model_cache_dir() / DEFAULT_MODEL))
+    folder = model_cache_dir() / DEFAULT_MODEL
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(folder))
+    except Exception as exc:  # noqa: BLE001 - any failure of a damaged folder is one line
+        return (f"{folder}: the tokenizer does not load ({type(exc).__name__}: "
+                f"{str(exc).splitlines()[0][:200] if str(exc) else ''}); delete the folder to "
+                "convert the model again")
 
     def count(conversations, spans) -> dict:
         return context_reach(conversations, spans, tokenizer, limits[0], DEFAULT_MODEL)

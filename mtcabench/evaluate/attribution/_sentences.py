@@ -5,7 +5,8 @@ turn whose text is a JSON value (a tool result, usually) is split into its field
 whose value is an object or a list going on into its members (a container's opening bracket,
 and the key it is the value of, join its first member, so ``"items": [{"sku": "A-1",`` is one unit and ``"qty": 2`` the
 next); the items of a list are units of their own. Then, inside every unit and in plain
-text alike, a unit ends after ``.``, ``!`` or ``?`` followed by white space and at every line
+text alike, a unit ends after ``.``, ``!`` or ``?`` followed by white space, after a CJK full
+stop, exclamation or question mark (``。``, ``！``, ``？``: no space follows them) and at every line
 break (tool-call lines, table rows, list items and pretty-printed JSON lines thereby become
 units of their own).
 
@@ -24,7 +25,12 @@ from bisect import bisect_right
 
 from mtcabench.io import JSONError, loads
 
-_BOUNDARY = re.compile(r"(?<=[.!?])\s+|\n+")
+#: A unit ends after ``.``, ``!`` or ``?`` and white space, after a full stop, exclamation or
+#: question mark of Chinese and Japanese text (which takes no space after it), and at line
+#: breaks. Without the second, a Japanese tool result cut by a context window (no longer JSON,
+#: so not split into fields) was one unit per kept piece: its evidence a whole piece, often
+#: the turn's tail, where its ASCII twin's held the value's field.
+_BOUNDARY = re.compile(r"(?<=[.!?])\s+|(?<=[\u3002\uff01\uff1f\uff0e\uff61])\s*|\n+")
 _BLANK = " \t\r\n"
 #: Longest text scanned for JSON structure (a bigger tool result is split by lines only: the
 #: scan is linear, this only bounds the work spent on one turn).

@@ -21,7 +21,7 @@ from pathlib import Path
 from mtcabench.benchmark import Benchmark
 from mtcabench.errors import InputError
 from mtcabench.graph import path_hops
-from mtcabench.model import DependencyType, Role, browser_offset
+from mtcabench.model import NO_AGENT, DependencyType, Role, browser_offset
 from mtcabench.results.metrics import EVIDENCE_K, METRICS, gold_evidence
 from mtcabench.scoring.scorer import score_spans
 from mtcabench.render import EDGE_COLOURS, ROLE_FILL
@@ -56,7 +56,7 @@ def view_data(benchmark: Benchmark, submissions: Sequence[str | Path]) -> dict:
         conv = benchmark.conversations[span.conversation_id]
         conv_index[conv.id] = len(conversations)
         conversations.append({"id": conv.id, "source": conv.source, "domain": conv.domain,
-                              "agent": conv.agent_model or "unknown",
+                              "agent": conv.agent_model or NO_AGENT,
                               "turns": [[t.role.value, text_id(t.text)] for t in conv.turns]})
     def units(span, turn: int, offset: int) -> int:
         # Offsets reach the page in UTF-16 code units, as JavaScript slices strings.
