@@ -17,7 +17,7 @@ sys.path[:0] = [str(ROOT)]
 
 from mtcabench.annotate.claims import proposer_recall, read_annotations  # noqa: E402
 from mtcabench.io import load_conversations  # noqa: E402
-from mtcabench.release._card import wilson  # noqa: E402
+from mtcabench.release import wilson  # noqa: E402
 
 
 def main(argv: list[str]) -> int:

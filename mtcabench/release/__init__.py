@@ -26,6 +26,7 @@ from mtcabench.benchmark import (
 )
 from mtcabench.benchmark.tables import CONVERSATION_FEATURES, SPAN_FEATURES
 from mtcabench.release._build import BuiltRelease, build_release, check_version
+from mtcabench.release._card import wilson
 from mtcabench.release._inputs import read_conversations as read_release_conversations
 from mtcabench.release._inputs import read_decisions
 from mtcabench.release._publish import PublishPlan, PublishResult, plan_publish, publish_release
@@ -59,4 +60,5 @@ __all__ = [
     "select",
     "validate_released",
     "verify_checksums",
+    "wilson",
 ]

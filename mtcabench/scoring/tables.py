@@ -58,7 +58,8 @@ def floors_note(report: ScoreReport) -> str:
     """What the floor rows are, or '' when the report has none."""
     if not report.floors:
         return ""
-    names = " and ".join(f.method for f in report.floors)
+    methods = [f.method for f in report.floors]
+    names = " and ".join(filter(None, (", ".join(methods[:-1]), methods[-1])))
     return (f"{FLOOR_MARK} rows: the model-free floors {names}, computed on the same spans "
             "(no model; docs/evaluate.md); a score means something only above them")
 

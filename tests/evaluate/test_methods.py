@@ -57,8 +57,9 @@ def test_the_no_model_guard_catches_a_model_load(no_model, sample_benchmark, tmp
 
 
 def test_the_registry_holds_the_built_in_methods():
-    assert list(METHODS) == ["tokengeist", "flat", "recency", "first-user"]
-    assert [m for m, cls in METHODS.load_all().items() if not cls.uses_model] == ["recency", "first-user"]
+    assert list(METHODS) == ["tokengeist", "flat", "recency", "first-user", "string-match"]
+    assert [m for m, cls in METHODS.load_all().items() if not cls.uses_model] == [
+        "recency", "first-user", "string-match"]
 
 
 def test_baselines_run_without_a_model(no_model, sample_benchmark, tmp_path):

@@ -56,7 +56,7 @@ def test_card_floors_match_the_scorer_on_the_released_spans(sample_inputs):
     floors = {f.method: f for f in floor_reports(load_benchmark(built.folder), resamples=0)}
     for title, metric in (("Edge F1", "edge_f1"), ("Source recall", "source_recall")):
         rows = table(text, title)
-        assert set(rows) == {"`recency`", "`first-user`"}
+        assert set(rows) == {"`recency`", "`first-user`", "`string-match`"}
         for name, floor in floors.items():
             kind, empty, *values = rows[f"`{name}`"]
             assert kind == "model-free floor" and empty == "0"

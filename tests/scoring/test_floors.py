@@ -69,7 +69,7 @@ def test_json_report_holds_both_floors_with_exact_values(bench, submissions, tmp
                  "--resamples", 200, "--no-plot")
     assert res.exit_code == 0, res.output
     report = report_of(tmp_path, "tokengeist")
-    assert [f.method for f in report.floors] == ["recency", "first-user"]
+    assert [f.method for f in report.floors] == ["recency", "first-user", "string-match"]
     rec = report.floor("recency")
     assert rec.label == "floor: recency (model-free)" and "latest tool result" in rec.description
     o = rec.row("overall").metrics
@@ -125,7 +125,7 @@ def test_markdown_has_a_floor_row_under_every_group(bench, submissions, tmp_path
                                    "0.000] |")
     groups = sum(1 for x in lines if x.startswith("| ") and not x.startswith("| ↳")
                  and not x.startswith("| group") and not x.startswith("| ---"))
-    assert sum(1 for x in lines if x.startswith("| ↳ floor")) == 2 * groups
+    assert sum(1 for x in lines if x.startswith("| ↳ floor")) == 3 * groups
     # Micro tables too: 13/24 edge precision.
     assert f"| ↳ floor recency (model-free) |  | 0 | {13 / 24:.3f} [" in md
 
@@ -139,7 +139,8 @@ def test_terminal_table_shows_floors_and_no_floors_turns_them_off(bench, submiss
     assert len(rows) == len(report_of(tmp_path / "a", "tokengeist").rows)
     assert f"{RECENCY_F1:.3f}" in rows[0] and f"{RECENCY_SR:.3f}" in rows[0]
     assert sum("↳ floor first-user" in x for x in res.output.splitlines()) == len(rows)
-    assert "model-free floors recency and first-user, computed on the same spans" in res.output
+    assert ("model-free floors recency, first-user and string-match, computed on the same "
+            "spans") in " ".join(res.output.split())
 
     res = invoke("score", submissions[0], "--benchmark", folder, "--out", tmp_path / "b",
                  "--resamples", 100, "--no-plot", "--no-floors")
@@ -164,7 +165,8 @@ def test_comparison_is_unchanged(bench, submissions, tmp_path):
     assert cmp.a.floors == [] and cmp.b.floors == []
     assert "↳" not in (tmp_path / "compare-tokengeist-vs-flat.md").read_text()
     # Each submission's own report still has its floors.
-    assert [f.method for f in report_of(tmp_path, "flat").floors] == ["recency", "first-user"]
+    assert [f.method for f in report_of(tmp_path, "flat").floors] == [
+        "recency", "first-user", "string-match"]
 
 
 #: A benchmark where first-user earns credit: (turn, span text, gold content edges,

@@ -98,7 +98,8 @@ def test_the_card_shows_a_metric_with_a_card_title(jaccard, tmp_path):
     card = (built.folder / "README.md").read_text(encoding="utf-8")
     floors = card[card.index("## Floors"):card.index("## Configurations")]
     block = floors[floors.index("Edge Jaccard:\n"):].split("\n\n")[1].splitlines()
-    assert [row.split("|")[1].strip() for row in block[2:]] == ["`recency`", "`first-user`"]
+    assert [row.split("|")[1].strip() for row in block[2:]] == ["`recency`", "`first-user`",
+                                                                  "`string-match`"]
 
 
 def test_the_docs_list_every_metric():

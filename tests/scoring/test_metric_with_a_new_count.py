@@ -173,7 +173,8 @@ def test_the_card_shows_it(toy, tmp_path):
     card = (built.folder / "README.md").read_text(encoding="utf-8")
     floors = card[card.index("## Floors"):card.index("## Configurations")]
     block = floors[floors.index("Target share:\n"):].split("\n\n")[1].splitlines()
-    assert [row.split("|")[1].strip() for row in block[2:]] == ["`recency`", "`first-user`"]
+    assert [row.split("|")[1].strip() for row in block[2:]] == ["`recency`", "`first-user`",
+                                                                  "`string-match`"]
     # Every cell is a value (or "-" for a type without spans), never left empty.
     assert all(cell.strip() for row in block[2:] for cell in row.split("|")[4:-1])
 
