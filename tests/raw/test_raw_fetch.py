@@ -16,7 +16,7 @@ from mtcabench.cli import app
 from mtcabench.errors import ExitCode
 from mtcabench.raw import DEFAULT_MANIFEST, RawFile, git_blob_id, load_manifest
 
-from tests.support.paths import TAU2_FILES, TAU2_MORE, TAU2_RELEASE_2
+from tests.support.paths import TAU2_FILES, TAU2_MORE, TAU2_RELEASE_2, every_real_runs_file
 
 runner = CliRunner()
 
@@ -151,15 +151,19 @@ def test_manifest_lists_every_tau2_file_with_its_ids():
         modified[0].note or "")
 
 
-def test_fetch_verifies_the_two_retail_taubench_files_from_the_shared_copy(taubench_airline,
-                                                                         tmp_path):
+def test_fetch_verifies_the_two_retail_taubench_files_from_the_shared_copy(tmp_path):
+    # The folder holding all three TauBench files: not the airline file's own folder, which
+    # after CI's `raw fetch --only taubench/gpt-4o-airline.json` is raw/data/ with that one file.
+    files = every_real_runs_file()
+    assert files is not None, ("the 31 real runs files are needed: set MTCABENCH_RAW to a folder "
+                               "holding tau-bench/ and tau2-bench/, or run `mtcabench raw fetch`")
+    taubench = files[0].parent
     names = ["taubench/retail-grok-3.json", "taubench/retail-gpt-4.1-mini.json"]
-    args = ["raw", "fetch", "--from", str(taubench_airline.parent.parent), "--dest",
-            str(tmp_path)]
+    args = ["raw", "fetch", "--from", str(taubench.parent), "--dest", str(tmp_path)]
     res = runner.invoke(app, [*args, *(a for n in names for a in ("--only", n))])
     assert res.exit_code == 0, res.output
     for name in names:
-        copy = taubench_airline.parent / name.split("/")[1]
+        copy = taubench / name.split("/")[1]
         assert (tmp_path / name).read_bytes() == copy.read_bytes()
         assert f"ok  {name}" in res.output
 
