@@ -82,15 +82,20 @@ def held_out(args) -> Benchmark:
                 and args.source in ("all", c.source) and args.domain in ("all", c.domain)}
         spans = [s for s in bench.spans if s.conversation_id in keep]
         return Benchmark({c: bench.conversations[c] for c in keep}, spans, bench.origin)
+    path = taubench_airline_path()
+    if path is None:
+        raise SystemExit("error: the TauBench airline runs (gpt-4o-airline.json) are not here: "
+                         "set MTCABENCH_TAUBENCH_AIRLINE, run `mtcabench raw fetch`, or give "
+                         "--release")
     convs, spans = {}, []
-    for conv in read_taubench(taubench_airline_path()):
+    for conv in read_taubench(path):
         if split_of(conv.id) != args.split:
             continue
         got = answer_spans(conv, args.spans)
         if got:
             convs[conv.id] = conv
             spans += got
-    return Benchmark(convs, spans, str(taubench_airline_path()))
+    return Benchmark(convs, spans, str(path))
 
 
 def pick(bench: Benchmark, n: int | None, shortest: bool, tokenizer) -> Benchmark:
@@ -161,7 +166,7 @@ class Profile:
 
 SINK = "sink probe"
 FORWARD = "model forward"
-ROWS = "attention rows (hooks)"
+ROWS = "attention rows (hooks, after the pass)"
 
 
 def instrument(profile: Profile) -> Callable[[], None]:
@@ -192,6 +197,9 @@ def instrument(profile: Profile) -> Callable[[], None]:
     patch(passes.Passes, "_prefix", profile.wrap(passes.Passes._prefix, "prefix step",
                                                  keep=(SINK,)))
     patch(attention, "sink_positions", profile.wrap(attention.sink_positions, SINK))
+    # query_features's own time (its hooks' and its chunks' after the pass) is the rows'; its
+    # pass is the model's, its sink probe the probe's.
+    patch(attention, "query_features", profile.wrap(attention.query_features, ROWS))
     patch(conversation, "render_conversation",
           profile.wrap(conversation.render_conversation, "render (tokenise, sentences)"))
     patch(conversation, "fit_window", profile.wrap(conversation.fit_window, "context windows"))

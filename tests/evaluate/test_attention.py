@@ -68,6 +68,27 @@ def test_tiny_recomputed_rows_equal_eager_attention(tiny_eager, monkeypatch):
     assert max_diff(attention_rows(lm.model, ids, rows), want) < ATOL
 
 
+def test_tiny_features_are_the_reductions_of_the_eager_weights(tiny_eager, monkeypatch):
+    """The features of a pass (every layer's rows computed at once after it, in chunks) are
+    the reductions of the eager weights, on each architecture (q/k norms, a sliding window),
+    with rows in many chunks and the pass run on from a stored prefix."""
+    arch, lm, ids, rows, eager = tiny_eager
+    queries = [rows[: len(rows) // 3], rows[len(rows) // 3 :], rows[-5:]]
+    n_s = 7
+    token_sentence = np.arange(len(ids)) % (n_s + 1) - 1  # -1: in no sentence
+    # chunks of a few rows each (the mask and the keys' extent are set per chunk)
+    monkeypatch.setattr(_attention, "CHUNK_BYTES", 2 * 4 * len(ids) * 4 * 5)
+    feats = query_features(lm.model, ids, queries, token_sentence, n_s, with_heads=True,
+                           sinks=False, store=int(rows[0]) - 10)
+    last = int(rows.max())
+    ts = token_sentence[: last + 1]
+    for qi, q in enumerate(queries):
+        a = eager[:, :, q, : last + 1].mean(dim=2)  # [L, H, T]
+        assert max_diff(feats.token_attn[qi], a.mean(dim=(0, 1))) < 1e-6
+        for s in range(n_s):
+            assert max_diff(feats.head_sentence[qi, :, :, s], a[:, :, ts == s].sum(-1)) < ATOL
+
+
 def test_tiny_recomputation_does_not_depend_on_the_attention_kernel(tiny_eager, tiny_models):
     arch, lm, ids, rows, eager = tiny_eager
     sdpa = load_model(str(tiny_models[arch]))

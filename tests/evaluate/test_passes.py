@@ -228,3 +228,69 @@ def test_the_process_exits_cleanly_while_the_worker_runs(sample_path, tmp_path):
         assert "last line ran" in res.stdout
         assert res.returncode == 0, res.stderr[-2000:]
         assert "terminate called" not in res.stderr
+
+
+@pytest.mark.parametrize("arch", ["llama", "qwen3", "mistral"])
+def test_a_pass_on_from_a_cache_splits_its_attention_only_where_its_mask_is_causal(
+        arch, tiny_models, sample_path):
+    """A pass that runs on from a key/value cache with several new tokens runs the attention
+    in two flash calls merged by their log-sum-exps (``split_attention``): its logits are the
+    model's own sdpa's over the same cache (which builds the causal mask), up to float
+    rounding; the model's attention setting is back afterwards, also when the pass fails,
+    and ``load_model`` hands out the same model meanwhile. A model with a sliding window (its
+    mask is not a plain causal one) runs its own attention."""
+    import threading
+
+    from transformers import DynamicCache
+
+    from mtcabench.evaluate import load_model
+    from mtcabench.evaluate.attribution._passes import SPLIT_ATTENTION, attention_modules
+
+    lm = load_model(str(tiny_models[arch]))
+    model = lm.model
+    service = passes_for(model)
+    ids = render_conversation(_sample(sample_path)[2], lm.tokenizer).full.input_ids
+    cut = len(ids) // 2
+    at = np.arange(cut, len(ids))
+    arg = service._cache_arg
+
+    def own() -> torch.Tensor:  # the model's own attention, its mask built by transformers
+        cache = DynamicCache()
+        with torch.inference_mode():
+            model(input_ids=torch.tensor([ids[:cut]]), use_cache=True, **{arg: cache})
+            out = model(input_ids=torch.tensor([ids[cut:]]), use_cache=True, **{arg: cache})
+        return out.logits[0]
+
+    seen, reloaded = [], []
+
+    def look(module, args, kwargs):
+        seen.append(module.config._attn_implementation)
+        t = threading.Thread(target=lambda: reloaded.append(
+            load_model(str(tiny_models[arch])).model is not model))
+        t.start()
+        t.join()
+
+    first = attention_modules(model)[0]
+    handle = first.register_forward_pre_hook(look, with_kwargs=True)
+    try:
+        cache = service.forward(ids[:cut]).cache
+        got = service.forward(ids, cache=cache, logits_at=at).logits
+    finally:
+        handle.remove()
+    assert seen == ["sdpa", "sdpa" if arch == "mistral" else SPLIT_ATTENTION]
+    assert reloaded == [False, False]
+    assert model.config._attn_implementation == "sdpa"
+    want = own()
+    assert torch.allclose(got, want, atol=1e-4, rtol=1e-5), float((got - want).abs().max())
+
+    def fail(module, args, kwargs):
+        raise RuntimeError("a pass that fails midway")
+
+    cache = service.forward(ids[:cut]).cache
+    handle = first.register_forward_pre_hook(fail, with_kwargs=True)
+    try:
+        with pytest.raises(RuntimeError, match="fails midway"):
+            service.forward(ids, cache=cache, logits_at=at)
+    finally:
+        handle.remove()
+    assert model.config._attn_implementation == "sdpa"

@@ -4,13 +4,19 @@ One forward pass over a conversation holds the attention of every turn to everyt
 it. Asking the model for it (``output_attentions``) materialises layers x heads x T x T
 weights; attribution needs the rows of a few hundred query tokens. So we let the model run
 its normal (fast) forward pass through the pass service (:mod:`._passes`, which may start it
-from a stored prefix) and, with a hook after every attention module, take that layer's
-attention input and recompute: queries for the needed rows, read against the keys of every
-token in the layer's key/value cache (the model's own, rotated: none is recomputed), rotary
-position embeddings applied with the model's own function, grouped-query heads read from their
-key head, causal (and sliding-window) masking, softmax in float32. Each layer's rows are
-reduced at once to what the base scorers read (:class:`PassFeatures`) and dropped, so memory
-is one layer's heads x rows x T at a time, in row chunks.
+from a stored prefix) and, with a hook after every attention module, project that layer's
+queries of the needed rows from its attention input (one small product per layer: the hooks
+do nothing else). After the pass the rows' weights are computed for every layer at once
+(:func:`_weight_chunks`): the queries rotated with the model's own rotary function, read
+against the keys of every token in the pass's key/value cache (the model's own, rotated: none
+is recomputed), grouped-query heads read from their key head, causal (and sliding-window)
+masking, softmax in float32; in chunks of rows, each reduced at once to what the base scorers
+read (:class:`PassFeatures`) and overwritten by the next, so memory is two buffers of at most
+:data:`CHUNK_BYTES` (layers x heads x rows x keys), never T squared times layers. A handful
+of operations per chunk rather than dozens per layer: on shared CPU cores (where every
+operation waits for a thread pool) or a GPU (a launch each), recomputing the rows adds little
+to the pass itself. The online Tracer recomputes a few rows per layer as its passes run
+(:func:`layer_attention_rows`).
 
 Supported: decoder attention modules with ``q_proj``/``k_proj`` (optionally ``q_norm``/
 ``k_norm``), ``head_dim``, ``scaling``, ``num_key_value_groups`` and rotary embeddings
@@ -21,7 +27,7 @@ refused with a message naming the module class, never attributed silently wrong.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,8 +36,10 @@ import torch
 from mtcabench.errors import InputError
 from mtcabench.evaluate.attribution._passes import attention_modules, passes_for
 
-#: Upper bound on one chunk of recomputed weights (heads x rows x tokens float32), in bytes.
-CHUNK_BYTES = 256 * 2**20
+#: Upper bound on one chunk of recomputed weights (float32), in bytes: layers x heads x rows x
+#: keys in :func:`_weight_chunks` (its products and its weights: two such buffers), heads x
+#: rows x keys per layer where :func:`row_chunks` cuts rows for :func:`layer_attention_rows`.
+CHUNK_BYTES = 128 * 2**20
 
 
 def _rope_function(module) -> Callable:
@@ -138,17 +146,16 @@ def forward(model, input_ids: list[int] | torch.Tensor) -> None:
 def attention_rows(model, input_ids, rows) -> torch.Tensor:
     """Attention weights ``[layers, heads, R, T]`` of ``rows`` (the sink probe, tests and small
     inspections: the whole tensor is materialised)."""
-    rows_t = torch.as_tensor(rows, dtype=torch.long)
-    out: list[torch.Tensor] = []
+    device = next(model.parameters()).device
+    uniq, inverse = np.unique(np.asarray(rows, dtype=np.int64), return_inverse=True)
+    rows_t = torch.as_tensor(uniq, device=device)
     T = len(input_ids)
-
-    def on_layer(layer, module, hidden, pe, keys):
-        fn = layer_attention_rows(module, hidden, pe, rows_t.to(hidden.device), keys=keys)
-        out.append(torch.cat([torch.nn.functional.pad(w, (0, T - w.shape[-1]))
-                              for w in map(fn, row_chunks(len(rows_t), 64, T))], dim=1))
-
-    passes_for(model).forward(input_ids, on_layer=on_layer, reuse=int(rows_t.min()))
-    return torch.stack(out).cpu()
+    captured, cache = _rows_pass(model, list(input_ids), rows_t, reuse=int(uniq[0]))
+    n_heads = next(iter(captured.values()))[1].shape[1]
+    out = torch.zeros(len(captured), n_heads, len(uniq), T, device=device)
+    for index, chunk, w in _weight_chunks(captured, cache, rows_t):
+        out[index, :, chunk, : w.shape[-1]] = w
+    return out[:, :, torch.as_tensor(inverse.reshape(-1), device=device)].cpu()
 
 
 #: Tokens the sink probe runs over (the start of the input) and the share of attention a
@@ -232,6 +239,9 @@ def query_features(
     sentence: their attention is the model's resting place, not a reading of the text. The
     tokens before the first row may come from the prefix cache; ``store``: the input's first
     ``store`` tokens are worth keeping there for later conversations (a system prompt).
+
+    The pass's hooks only project the rows' queries; the weights are computed after it for
+    every layer at once, chunk by chunk (see the module docstring), and reduced as they come.
     """
     if sinks:
         token_sentence = without_sinks(token_sentence, sink_positions(model, input_ids))
@@ -252,30 +262,24 @@ def query_features(
     sent = torch.where(sent < 0, torch.full_like(sent, num_sentences), sent)  # bucket for "none"
     modules = attention_modules(model)
     n_layers = len(modules)
-    n_heads = getattr(modules[0].config, "num_attention_heads", None) or 0
+    heads = getattr(modules[0].config, "num_attention_heads", None) or 1
     token_attn = torch.zeros(n_q, T, device=device)
     head_sentence = None
-    state = {"heads": n_heads}
-
-    def on_layer(layer, module, hidden, pe, keys):
-        nonlocal head_sentence
-        fn = layer_attention_rows(module, hidden, pe, rows_t, keys=keys)
-        for chunk in row_chunks(len(union), max(state["heads"], 1), T):
-            w = fn(chunk)  # [H, r, t]
-            t = w.shape[-1]
-            state["heads"] = w.shape[0]
-            per_q = torch.einsum("qr,hrt->qht", weight[:, chunk], w)  # [Q, H, t]
-            token_attn[:, :t].add_(per_q.sum(dim=1))
-            if with_heads:
-                if head_sentence is None:
-                    head_sentence = torch.zeros(n_q, n_layers, w.shape[0], num_sentences + 1,
-                                                device=device)
-                head_sentence[:, layer].index_add_(2, sent[:t], per_q)
-
     if len(union):
-        passes_for(model).forward(ids, on_layer=on_layer, reuse=int(union[0]),
-                                  store=min(store, T))
-    heads = state["heads"] or 1
+        captured, cache = _rows_pass(model, ids, rows_t, reuse=int(union[0]),
+                                     store=min(store, T))
+        heads = next(iter(captured.values()))[1].shape[1]
+        n_s1 = num_sentences + 1
+        if with_heads:
+            head_sentence = torch.zeros(n_q, n_layers, heads, n_s1, device=device)
+        for index, chunk, w in _weight_chunks(captured, cache, rows_t,
+                                              per_row=n_s1 if with_heads else 0):
+            t = w.shape[-1]
+            token_attn[:, :t].add_(weight[:, chunk] @ w.sum(dim=(0, 1)))
+            if with_heads:
+                per_sentence = w.new_zeros(*w.shape[:3], n_s1).index_add_(3, sent[:t], w)
+                head_sentence.index_add_(1, index, torch.einsum(
+                    "qr,lhrs->qlhs", weight[:, chunk], per_sentence))
     token_attn /= n_layers * heads
     present = np.zeros(num_sentences, dtype=bool)
     ts = token_sentence[:T]
@@ -290,3 +294,97 @@ def query_features(
         num_layers=n_layers,
         num_heads=heads,
     )
+
+
+def _rows_pass(model, ids: list[int], rows: torch.Tensor, *, reuse: int, store: int = 0
+               ) -> tuple[dict[int, tuple], object]:
+    """One pass over ``ids`` whose hooks project the queries of ``rows`` (sorted positions) at
+    every layer, as the layer computes them (its own projection and norm; the rotation waits):
+    per layer ``(module, queries [R, H, head_dim], position embeddings, the rows' positions
+    in the pass's tokens)``, and the pass's key/value cache (every token's rotated keys)."""
+    captured: dict[int, tuple] = {}
+
+    def on_layer(layer, module, hidden, pe, keys):
+        local = rows - (keys.shape[-2] - hidden.shape[1])  # the pass may start after a prefix
+        q = module.q_proj(hidden[0, local]).view(len(rows), -1, module.head_dim)
+        if getattr(module, "q_norm", None) is not None:
+            q = module.q_norm(q)
+        captured[layer] = (module, q, pe, local)
+
+    result = passes_for(model).forward(ids, on_layer=on_layer, reuse=reuse, store=store)
+    return captured, result.cache
+
+
+def batched_row_chunks(rows: np.ndarray, per_key: int, extra: int = 0,
+                       budget: int | None = None) -> list[slice]:
+    """Chunks of sorted ``rows`` whose weights (``per_key`` floats per row and key, over the
+    keys up to the chunk's last row, plus ``extra`` floats per row) stay under ``budget`` bytes
+    (:data:`CHUNK_BYTES`); at least one row each. Rows early in the input read fewer keys, so
+    their chunks hold more rows."""
+    budget = CHUNK_BYTES if budget is None else budget
+    out, i = [], 0
+    while i < len(rows):
+        j = i + 1
+        while j < len(rows) and (j + 1 - i) * (per_key * (int(rows[j]) + 1) + extra) * 4 <= budget:
+            j += 1
+        out.append(slice(i, j))
+        i = j
+    return out
+
+
+def _weight_chunks(captured: dict[int, tuple], cache, rows: torch.Tensor, per_row: int = 0
+                   ) -> Iterator[tuple[torch.Tensor, slice, torch.Tensor]]:
+    """The attention weights of ``rows`` (sorted positions) from the queries :func:`_rows_pass`
+    projected and the keys of its cache, as ``(layers, chunk of rows, weights [layers, heads,
+    rows of the chunk, t])``, ``t`` the chunk's last row + 1 (later keys get no weight). The
+    weights are a buffer the next chunk overwrites: reduce them before asking for it.
+
+    Layers alike (the same rotary embeddings, window, scale and grouping: every layer of the
+    supported models) are computed together: their queries rotated at once, their keys stacked,
+    and per chunk one product, one mask and one softmax over all of them, into two buffers of
+    at most :data:`CHUNK_BYTES` (counting ``per_row`` more floats per row and layer-head for the
+    caller's reduction). A few operations per chunk however many layers: recomputing the rows
+    adds little to the pass however the machine runs small operations (a thread pool on shared
+    cores, a GPU's launches)."""
+    from mtcabench.evaluate.attribution._passes import cache_keys
+
+    groups: dict[tuple, list[int]] = {}
+    for layer in sorted(captured):
+        module, _, pe, _ = captured[layer]
+        key = (id(pe[0]), id(pe[1]), sliding_window(module), module.scaling,
+               module.num_key_value_groups, module.head_dim, _rope_function(module))
+        groups.setdefault(key, []).append(layer)
+    bounds = rows.cpu().numpy()
+    for (_, _, window, scaling, n_groups, hd, rope), layers in groups.items():
+        _, _, (cos, sin), local = captured[layers[0]]
+        q = torch.stack([captured[la][1] for la in layers]).transpose(1, 2)  # [Lg, H, R, hd]
+        # The model's rotation (its k argument a one-position dummy, broadcast), then float32.
+        q = rope(q, q[:1, :1, :1], cos[:, local], sin[:, local])[0].float() * scaling
+        n_l, n_heads, n_r = q.shape[0], q.shape[1], q.shape[2]
+        kv = n_heads // n_groups
+        q = q.reshape(n_l, kv, n_groups, n_r, hd)
+        keys = torch.stack([cache_keys(cache, getattr(captured[la][0], "layer_idx", la))[0]
+                            for la in layers]).float()  # [Lg, kvH, T, hd]
+        kt = keys.transpose(-1, -2)
+        index = torch.as_tensor(layers, device=q.device)
+        positions = torch.arange(kt.shape[-1], device=q.device)
+        chunks = batched_row_chunks(bounds, n_l * n_heads, n_l * n_heads * per_row)
+        size = max(n_l * n_heads * (c.stop - c.start) * (int(bounds[c.stop - 1]) + 1)
+                   for c in chunks)
+        buffers = torch.empty(2, size, device=q.device)  # the products, the weights
+        for chunk in chunks:
+            r = rows[chunk]
+            n = len(r)
+            t = int(bounds[chunk.stop - 1]) + 1
+            qc = q[:, :, :, chunk].reshape(n_l, kv, n_groups * n, hd)
+            scores = torch.matmul(qc, kt[..., :t], out=buffers[0, : n_l * n_heads * n * t].view(
+                n_l, kv, n_groups * n, t)).view(n_l, n_heads, n, t)
+            ks = positions[:t]
+            if window:
+                masked = (ks[None, :] > r[:, None]) | (ks[None, :] <= r[:, None] - window)
+                scores.masked_fill_(masked, float("-inf"))
+            else:  # causal only: no key before the chunk's first row is masked
+                r0 = int(bounds[chunk.start])
+                scores[..., r0:].masked_fill_(ks[None, r0:] > r[:, None], float("-inf"))
+            yield index, chunk, torch.softmax(scores, dim=-1, out=buffers[1, : scores.numel()]
+                                              .view(scores.shape))

@@ -262,12 +262,12 @@ def _files_signature(source: str) -> tuple:
 
 def _as_loaded(loaded: LoadedModel, device: str, torch_dtype, attn_implementation: str) -> bool:
     """Whether a memoised model is still as :func:`load_model` handed it out (see there)."""
-    from mtcabench.evaluate.attribution._passes import model_lock
+    from mtcabench.evaluate.attribution._passes import attention_as_loaded, model_lock
 
     model = loaded.model
     p = next(model.parameters())
     if (p.device.type != device.split(":")[0] or p.dtype != torch_dtype or model.training
-            or getattr(model.config, "_attn_implementation", None) != attn_implementation
+            or attention_as_loaded(model) != attn_implementation
             or any(q.requires_grad for q in model.parameters())
             or getattr(loaded.tokenizer, "chat_template", None) != loaded.chat_template):
         return False

@@ -224,6 +224,82 @@ class RowHooks:
 LayerFn = Callable[[int, Any, Any, Any, Any], None]
 
 
+# --------------------------------------------------------------------------- split attention
+
+#: The attention implementation a pass running on from a key/value cache uses on the CPU
+#: (registered with transformers on first use): :func:`split_attention`.
+SPLIT_ATTENTION = "mtcabench-split-sdpa"
+
+
+def _sliding(module) -> bool:
+    """Whether an attention module attends through a sliding window: Qwen2/3 keep it on each
+    module (None on their full-attention layers), Mistral on its config (as
+    :func:`~mtcabench.evaluate.attribution._attention.sliding_window` reads it), and a config
+    naming sliding layers has some."""
+    config = getattr(module, "config", None)
+    window = (module.sliding_window if hasattr(module, "sliding_window")
+              else getattr(config, "sliding_window", None))
+    layer_types = getattr(config, "layer_types", None) or []
+    return bool(window) or any("sliding" in str(t) for t in layer_types)
+
+
+def split_attention(module, query, key, value, attention_mask, dropout: float = 0.0,
+                    scaling: float | None = None, **kwargs):
+    """transformers' sdpa, for a pass that runs on from a key/value cache without the mask.
+
+    The ``n`` new tokens' queries are the last ``n`` of the ``T`` keys. transformers builds an
+    explicit ``n x T`` causal mask for them (sdpa's own causal flag aligns the other way), the
+    kernel then computes every query against every key, the masked ones too (with a 1.3k-token
+    system prompt in the cache and 3k new tokens, half again the work the causal part needs),
+    and grouped-query keys are copied per head. Here the attention runs in two calls of the
+    CPU's flash kernel, the cached keys unmasked and the new ones causal (aligned: ``n`` keys
+    for ``n`` queries), merged by their log-sum-exps: the same softmax over the same keys
+    (equal to sdpa's output up to float rounding), the causal blocks skipped. No mask is built
+    for this implementation (transformers leaves it to attention functions it does not know),
+    so anything but that case (one new token, no cache) goes to transformers' sdpa, which then
+    needs none."""
+    import torch  # noqa: PLC0415 - with a pass
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward  # noqa: PLC0415
+
+    n, T = query.shape[2], key.shape[2]
+    cached = T - n
+    if attention_mask is not None or cached <= 0 or n <= 1 or dropout:
+        return sdpa_attention_forward(module, query, key, value, attention_mask,
+                                      dropout=dropout, scaling=scaling, **kwargs)
+    flash = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
+    old, old_lse = flash(query, key[:, :, :cached], value[:, :, :cached], 0.0, False,
+                         scale=scaling)
+    new, new_lse = flash(query, key[:, :, cached:], value[:, :, cached:], 0.0, True,
+                         scale=scaling)
+    # softmax over both parts: the new part's output weighted by exp(new_lse - lse), i.e. a
+    # sigmoid of the two log-sum-exps' difference, and the cached part's by the rest.
+    share = torch.sigmoid(new_lse - old_lse).unsqueeze(-1)
+    return torch.lerp(old, new, share).transpose(1, 2).contiguous(), None
+
+
+def _register_split_attention() -> bool:
+    """Register :func:`split_attention` with transformers (once); False where it cannot be."""
+    try:
+        import torch  # noqa: PLC0415
+        from transformers import AttentionInterface  # noqa: PLC0415
+    except ImportError:  # pragma: no cover - transformers 5 has it
+        return False
+    if not hasattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu"):
+        return False  # pragma: no cover - torch 2.13 has it
+    AttentionInterface.register(SPLIT_ATTENTION, split_attention)
+    return True
+
+
+def attention_as_loaded(model) -> str | None:
+    """The model's own attention implementation, also while a pass runs it with
+    :data:`SPLIT_ATTENTION` (what :func:`~mtcabench.evaluate.attribution._loading.load_model`
+    compares)."""
+    with _GUARD:
+        service = _SERVICES.get(model)
+    switched = service.switched_from if service is not None else None
+    return switched or getattr(model.config, "_attn_implementation", None)
+
+
 # --------------------------------------------------------------------------- counting
 
 
@@ -325,6 +401,10 @@ class Passes:
         params = inspect.signature(model.forward).parameters
         # transformers 5 names the cache argument ``cache`` (``past_key_values`` before).
         self._cache_arg = "cache" if "cache" in params else "past_key_values"
+        #: Whether cached passes run with :func:`split_attention` (decided on the first one).
+        self._split: bool | None = None
+        #: The model's own attention implementation while a pass runs with the split one.
+        self.switched_from: str | None = None
 
     @property
     def model(self):
@@ -444,7 +524,7 @@ class Passes:
                     on_layer(layer, module, hidden, pe, keys)
 
                 hooks = RowHooks(model, hooked, after=True)
-            with torch.inference_mode():
+            with torch.inference_mode(), self._attention(start, T):
                 if hooks is not None:
                     with hooks:
                         out = model(input_ids=fed, use_cache=True, logits_to_keep=keep,
@@ -455,6 +535,42 @@ class Passes:
             self._count(T - given - reused, reused)
             cache = self._checked(out, cache, T)
             return PassResult(out.logits[0], cache, given + reused)
+
+    @contextmanager
+    def _attention(self, start: int, tokens: int) -> Iterator[None]:
+        """The model's attention for a pass over ``tokens`` whose first ``start`` are in its
+        cache: :data:`SPLIT_ATTENTION` when the pass runs on from a cache with more than one
+        new token on a model it serves (see :func:`split_attention`), else the model's own."""
+        model = self.model
+        if not (0 < start < tokens - 1 and self._splits()):
+            yield
+            return
+        config = model.config
+        own = config._attn_implementation
+        config._attn_implementation = SPLIT_ATTENTION
+        self.switched_from = own
+        try:
+            yield
+        finally:
+            config._attn_implementation = own
+            self.switched_from = None
+
+    def _splits(self) -> bool:
+        """Whether a cached pass of this model may run with :func:`split_attention`: transformers'
+        sdpa on the CPU, every attention module a Llama-style one without a sliding window
+        (their mask is not a plain causal one), the attention registered."""
+        if self._split is None:
+            model = self.model
+            try:
+                modules = attention_modules(model)
+            except InputError:
+                modules = []
+            self._split = bool(
+                modules and next(model.parameters()).device.type == "cpu"
+                and getattr(model.config, "_attn_implementation", None) == "sdpa"
+                and not any(_sliding(m) for m in modules)
+                and _register_split_attention())
+        return self._split and getattr(self.model.config, "_attn_implementation", None) == "sdpa"
 
     def _prefix(self, prefix: np.ndarray, device) -> tuple[Any, int]:
         """A cache holding the keys and values of ``prefix`` alone, and the tokens of it read
