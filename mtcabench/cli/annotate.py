@@ -98,6 +98,10 @@ def _shared(
                                               help="Template version, e.g. propose-v1."),
     verify_prompt: str | None = typer.Option(D.verify_prompt, "--verify-prompt",
                                              help="Template version, e.g. verify-v1."),
+    targets: Path | None = typer.Option(
+        D.targets, "--targets", help="The claims to annotate with --phases claim-propose,"
+        "claim-verify (JSONL: conversation_id, turn, text, optional occurrence; the annotated "
+        "set's pass-1 lines are such). Default: the claim proposer's."),
     timeout_s: float = typer.Option(
         D.timeout_s, "--timeout", min=0.1, help="Seconds per request, the whole of it: "
         "connecting, sending and every byte of the answer (then retried)."),
