@@ -102,6 +102,20 @@ def test_targets_file_names_the_line_of_a_bad_target(tmp_path):
         claim_targets(refusal(), targets)
 
 
+def test_the_proposer_s_records_are_targets_by_their_offsets(tmp_path):
+    conv = refusal()
+    path = tmp_path / "proposed.jsonl"
+    write_records(path, [Proposal(id=f"{conv.id}/p", conversation_id=conv.id, span=p.span,
+                                  annotator=ANNOTATOR, span_kind=SpanKind.CLAIM,
+                                  claim_kind=p.claim_kind) for p in propose_claims(conv)])
+    spans = [u[0] for u in claim_targets(conv, read_claim_targets(path))]
+    assert spans == [p.span for p in propose_claims(conv)]
+    moved = refusal(cabin="economy")  # the same offsets no longer hold the same text
+    moved.turns[4].content = "Sorry! " + moved.turns[4].content
+    with pytest.raises(InputError, match=r"proposed.jsonl:1: claims/a: the text is not at"):
+        claim_targets(moved, read_claim_targets(path))
+
+
 def test_without_targets_the_proposer_s_claims_are_the_units():
     conv = refusal()
     units = claim_targets(conv, None)

@@ -48,38 +48,62 @@ ClaimKindOut = Literal[tuple(k.value for k in ClaimKind)]  # type: ignore[valid-
 
 @dataclass(frozen=True)
 class ClaimTarget:
-    """A claim named by its text in a targets file: where it is, and where it was read."""
+    """A claim named in a targets file by its text (and which occurrence in the turn) or by
+    its offsets, and where it was read."""
 
     turn: int
     text: str
     occurrence: int
     path: Path
     line: int
+    start: int | None = None
 
     def span(self, conv: Conversation) -> TargetSpan:
         """The claim's span in ``conv``; one line naming the targets file's line otherwise."""
         try:
-            return resolve_span(conv, self.turn, self.text, self.occurrence)
+            if self.start is None:
+                return resolve_span(conv, self.turn, self.text, self.occurrence)
+            span = TargetSpan(turn=self.turn, start=self.start,
+                              end=self.start + len(self.text), text=self.text)
+            if not (0 <= self.turn < len(conv.turns)) or conv.turns[self.turn].content[
+                    span.start:span.end] != self.text:
+                raise ValueError(f"the text is not at {span.start}-{span.end} of turn "
+                                 f"{self.turn}'s content")
+            return span
         except ValueError as exc:
             raise InputError.at(self.path, f"{conv.id}: {exc}", line=self.line) from None
 
 
+_TARGET_NEEDS = ("a claim target needs conversation_id (a string) and either turn (an index), "
+                 "text (the claim, copied from the turn) and optionally occurrence (1 or "
+                 "more), or a span with turn, start and text (the proposer's lines)")
+
+
+def _target(obj: dict, path: Path, lineno: int) -> tuple[str, ClaimTarget]:
+    cid, span = obj.get("conversation_id"), obj.get("span")
+    if isinstance(span, dict):  # a proposer's or any stage's record: the span by its offsets
+        turn, text, start, occurrence = (span.get("turn"), span.get("text"), span.get("start"),
+                                         1)
+    else:
+        turn, text, start, occurrence = (obj.get("turn"), obj.get("text"), None,
+                                         obj.get("occurrence", 1))
+    if not (isinstance(cid, str) and cid and isinstance(text, str) and text
+            and type(turn) is int and turn >= 0 and type(occurrence) is int and occurrence >= 1
+            and (start is None or (type(start) is int and start >= 0))):
+        raise InputError.at(path, _TARGET_NEEDS, line=lineno)
+    return cid, ClaimTarget(turn, text, occurrence, path, lineno, start)
+
+
 def read_claim_targets(path: str | Path) -> dict[str, tuple[ClaimTarget, ...]]:
-    """The claim targets of a JSON Lines file, by conversation id (a target named twice once)."""
+    """The claim targets of a JSON Lines file, by conversation id (a target named twice once):
+    lines naming a claim by its text (the annotated set's pass-1 lines) or records holding a
+    ``span`` (``annotate claims propose``'s)."""
     path = Path(path)
-    out: dict[str, dict[tuple[int, str, int], ClaimTarget]] = {}
+    out: dict[str, dict[tuple, ClaimTarget]] = {}
     for lineno, obj in iter_json_lines(path):
-        cid, turn, text = obj.get("conversation_id"), obj.get("turn"), obj.get("text")
-        occurrence = obj.get("occurrence", 1)
-        if not (isinstance(cid, str) and cid and isinstance(text, str) and text
-                and type(turn) is int and turn >= 0
-                and type(occurrence) is int and occurrence >= 1):
-            raise InputError.at(path, "a claim target needs conversation_id (a string), turn "
-                                "(an index, 0 or more), text (the claim, copied from the turn) "
-                                "and optionally occurrence (1 or more)", line=lineno)
-        key = (turn, text, occurrence)
-        out.setdefault(cid, {}).setdefault(
-            key, ClaimTarget(turn, text, occurrence, path, lineno))
+        cid, target = _target(obj, path, lineno)
+        key = (target.turn, target.text, target.occurrence, target.start)
+        out.setdefault(cid, {}).setdefault(key, target)
     if not out:
         raise InputError.at(path, "no claim targets: the file is empty")
     return {cid: tuple(targets.values()) for cid, targets in out.items()}
