@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from mtcabench.baselines import FLOORS
 from mtcabench.benchmark import Benchmark, split_of
 from mtcabench.model import ClaimKind, SpanKind
 from mtcabench.studies._plan import length
@@ -30,8 +31,11 @@ from mtcabench.studies._units import SearchPoint, Unit, replay_point
 #: setting label of its own (result files live by split, scorer and setting: the domains
 #: study's units of the same conversations hold other spans).
 STUDY, SCORER, SETTING = "claims", "avg-attention", "claims"
-#: The floors beside the model's methods, replayed on the same spans (no model).
-FLOOR_METHODS = ("string-match", "recency", "first-user")
+#: The floors beside the model's methods, replayed on the same spans (no model): every floor
+#: of the registry (:data:`mtcabench.baselines.FLOORS`), string-match first (on claims it is
+#: the floor that says what copying alone explains), then the others in the registry's order,
+#: so that a floor added there gets its column here too.
+FLOOR_METHODS = ("string-match", *(name for name in FLOORS if name != "string-match"))
 POINTS = (SearchPoint("default", methods=("tokengeist", "flat", *FLOOR_METHODS)),)
 
 
@@ -99,7 +103,7 @@ def claim_table(results: Sequence[StudyResult], bench: Benchmark, split: str) ->
              "Tokengeist - flat is paired on the same claims; the floors read no model. A row "
              "of one conversation has no interval.", ""]
     lines += md(["claims", "conv. / claims", "Tokengeist edge F1", "flat edge F1",
-                 "difference", "string-match", "recency", "first-user",
+                 "difference", *FLOOR_METHODS,
                  "Tokengeist source R", "flat source R", "string-match source R"], rows)
     return "\n".join(lines)
 

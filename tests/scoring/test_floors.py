@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from mtcabench.baselines import FLOORS
 from mtcabench.benchmark import load_benchmark
 from mtcabench.cli import app
 from mtcabench.evaluate import trace_benchmark
@@ -99,12 +100,15 @@ def test_json_report_holds_both_floors_with_exact_values(bench, submissions, tmp
 
 
 def test_floors_equal_scoring_the_trace_baselines(bench, submissions, tmp_path):
-    """A floor's rows are exactly those of the submission `trace --method NAME` writes."""
+    """A floor's rows are exactly those of the submission `trace --method NAME` writes, for
+    every floor of the registry (string-match, the lineage rules as a method, included)."""
     folder, _ = bench
-    outs = {m: tmp_path / f"{m}.jsonl" for m in ("recency", "first-user")}
+    outs = {m: tmp_path / f"{m}.jsonl" for m in FLOORS}
+    assert set(outs) == {"recency", "first-user", "string-match"}
     trace_benchmark(folder, outs, progress=False)
     floors = {f.method: f for f in score_submission(submissions[0], folder,
                                                     resamples=100).floors}
+    assert list(floors) == list(FLOORS)
     for method, path in outs.items():
         traced = score_submission(path, folder, resamples=100, floors=False)
         assert traced.floors == []
@@ -138,7 +142,8 @@ def test_terminal_table_shows_floors_and_no_floors_turns_them_off(bench, submiss
     rows = [x for x in res.output.splitlines() if "↳ floor recency" in x]
     assert len(rows) == len(report_of(tmp_path / "a", "tokengeist").rows)
     assert f"{RECENCY_F1:.3f}" in rows[0] and f"{RECENCY_SR:.3f}" in rows[0]
-    assert sum("↳ floor first-user" in x for x in res.output.splitlines()) == len(rows)
+    for name in FLOORS:  # one row per group for every floor of the registry
+        assert sum(f"↳ floor {name}" in x for x in res.output.splitlines()) == len(rows), name
     assert ("model-free floors recency, first-user and string-match, computed on the same "
             "spans") in " ".join(res.output.split())
 

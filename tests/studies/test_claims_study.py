@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from mtcabench.annotate.claims import read_annotations
+from mtcabench.baselines import FLOORS
 from mtcabench.benchmark import Benchmark
 from mtcabench.ingest import read_taubench
 from mtcabench.model import BenchmarkSpan, DecisionSource, Verdict
@@ -63,7 +64,12 @@ def test_the_table_and_the_errors_from_the_result_files(sample_path, tiny_loaded
     assert "| 3 / 5 |" in rows["all"] and " [" in rows["all"]
     assert {"kind: computation", "kind: status", "kind: summary"} <= set(rows)
     assert "| 1 / 1 |" in rows["kind: computation"] and " [" not in rows["kind: computation"]
-    assert "string-match" in table and "first-user" in table
+    # A column for every floor of the registry, string-match first, and a cell in every row.
+    header = next(line for line in table.splitlines() if line.startswith("| claims |"))
+    cells = [c.strip() for c in header.strip("|").split("|")]
+    assert cells[5:5 + len(FLOORS)] == ["string-match", "recency", "first-user"]
+    assert set(FLOORS) <= set(cells)
+    assert all(len(line.strip("|").split("|")) == len(cells) for line in rows.values())
     errors = claim_errors(results, bench, "dev")
     lines = [line for line in errors.splitlines() if line.startswith("| tokengeist")]
     gold = sum(len(s.graph.edges) for s in bench.spans)
