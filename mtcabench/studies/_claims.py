@@ -150,6 +150,11 @@ CANDIDATE_POINTS = tuple(
         ("threshold=0.02", {"threshold": 0.02}), ("threshold=0.1", {"threshold": 0.1}),
         ("alpha=0.3", {"alpha": 0.3}), ("alpha=0.7", {"alpha": 0.7}),
         ("d_max=3", {"d_max": 3}), ("no match_values", {"match_values": False}),
+        # a relative threshold (and top-k) of their own for the queries no turn holds the
+        # text of: a claim's several sources (record, rule, request) differ more than alpha
+        ("open_alpha=0.3", {"open_alpha": 0.3}), ("open_alpha=0.2", {"open_alpha": 0.2}),
+        ("open_alpha=0.1", {"open_alpha": 0.1}),
+        ("open_alpha=0.2, open_top_k=5", {"open_alpha": 0.2, "open_top_k": 5}),
     ))
 
 
