@@ -28,6 +28,7 @@ from mtcabench.model import (
     Conversation,
     DecisionSource,
     ReviewDecision,
+    SpanKind,
     Verdict,
 )
 from mtcabench.review._annotations import (
@@ -123,14 +124,20 @@ def decide(
                                f"conversation {candidate.conversation_id!r} is not in the "
                                "conversations file"))
     read = read_annotation(annotation.get("result") or [], conv)
+    # A value stays a value; a claim keeps its kind unless the reviewer chose another.
+    claim_kind = candidate.claim_kind
+    if read.claim_kind is not None:
+        if candidate.span_kind is not SpanKind.CLAIM:
+            return invalid(Problem("claim-kind", f"claim kind {read.claim_kind.value!r} chosen "
+                                   "for a value span (only a claim has a kind)"))
+        claim_kind = read.claim_kind
     base = dict(
         id=candidate.id, conversation_id=candidate.conversation_id, span=candidate.span,
         decision_source=DecisionSource.HUMAN, reviewer=reviewer,
         decided_at=_parse_time(annotation.get("updated_at") or annotation.get("created_at")),
         comment=read.comment, annotator=candidate.annotator,
         review_task=f"label-studio:task/{task_id}/annotation/{ann_id}",
-        # What the span is stays what the candidate says (the review edits graphs, not kinds).
-        span_kind=candidate.span_kind, claim_kind=candidate.claim_kind,
+        span_kind=candidate.span_kind, claim_kind=claim_kind,
     )
     if read.verdict == Verdict.REJECT.value:
         # A rejected span leaves the benchmark: its graph is kept as proposed, for the record.
@@ -143,8 +150,9 @@ def decide(
     assert read.graph is not None and read.dependency_type is not None
     edit = graph_edit(candidate.graph, candidate.dependency_type, read.graph, read.dependency_type)
     verdict = Verdict(read.verdict)
+    edited = edit is not None or claim_kind is not candidate.claim_kind
     return ReviewDecision(**base, verdict=verdict, dependency_type=read.dependency_type,
-                          graph=read.graph, edited=edit is not None, edit=edit)
+                          graph=read.graph, edited=edited, edit=edit)
 
 
 def export_annotated(client: ReviewClient, project_id: int) -> list[dict[str, Any]]:
