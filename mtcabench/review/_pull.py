@@ -41,6 +41,7 @@ from mtcabench.review._client import ReviewClient
 from mtcabench.review._export import check_export
 from mtcabench.review._push import find_project
 from mtcabench.review._summary import ReviewSummary, summarize
+from mtcabench.review._users import reviewer_of
 
 
 @dataclass(frozen=True)
@@ -173,9 +174,11 @@ def export_annotated(client: ReviewClient, project_id: int) -> list[dict[str, An
 
 
 def reviewer_names(client: ReviewClient) -> dict[int, str]:
-    """User id -> e-mail (or username) of every user of the server."""
+    """User id -> e-mail (or username) of every user of the server; a pseudonym's account
+    (``p2@pseudonym.invalid``, see :mod:`mtcabench.review._users`) as the pseudonym."""
     users = client.call("listing users", client.sdk.users.list)
-    return {u.id: (u.email or u.username or f"label-studio-user-{u.id}") for u in users}
+    return {u.id: reviewer_of(u.email) if u.email else (u.username or f"label-studio-user-{u.id}")
+            for u in users}
 
 
 def pull_decisions(
