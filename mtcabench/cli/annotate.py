@@ -31,6 +31,7 @@ from mtcabench.annotate.phases import (
 )
 from mtcabench.cli import annotate_claims, annotate_counterfactual, annotate_lineage
 from mtcabench.errors import ServiceError
+from mtcabench.services.models import model_names
 
 group = typer.Typer(help="Propose target spans and provenance graphs (LLM, lineage).",
                     no_args_is_help=True)
@@ -58,7 +59,8 @@ def _shared(
         rich_help_panel=_ENDPOINT),
     model: str | None = typer.Option(
         D.model, "--model", help=f"Model name (needed with --base-url; the deployment on Azure; "
-        f"{DEFAULT_OPENAI_MODEL} on OpenAI).", rich_help_panel=_ENDPOINT),
+        f"{DEFAULT_OPENAI_MODEL} on OpenAI; on the embedded server a packaged model: "
+        f"{', '.join(model_names())}).", rich_help_panel=_ENDPOINT),
     provider: str | None = typer.Option(
         D.provider, "--provider", help=f"Provider: {', '.join(provider_names())}. Default: the "
         "first that applies, in that order.", rich_help_panel=_ENDPOINT),
