@@ -19,8 +19,8 @@ one); for example, in the background at low priority:
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,6 +29,7 @@ sys.path[:0] = [str(ROOT)]  # this checkout's mtcabench, whatever the venv
 import jsonlines  # noqa: E402
 
 from mtcabench.annotate import annotate_run  # noqa: E402
+from mtcabench.annotate.options import CACHE_NAME  # noqa: E402
 from mtcabench.benchmark import load_benchmark  # noqa: E402
 from mtcabench.errors import InputError, ServiceError  # noqa: E402
 from mtcabench.io import read_records, write_records  # noqa: E402
@@ -59,7 +60,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--write-docs", metavar="LABEL",
                     help="write the table into docs/claims.md under this label's markers")
     args = ap.parse_args(argv)
-    start = time.perf_counter()
 
     try:
         sample = llm_sample(claims_of(load_benchmark(args.release)), args.split,
@@ -73,20 +73,17 @@ def main(argv: list[str] | None = None) -> int:
             fh.write_all(targets_lines(sample))
         print(f"{len(sample.spans)} claims in {len(sample.conversations)} conversations "
               f"({args.split} split)", flush=True)
-        summary = annotate_run(convs, args.out / "run", annotators="llm",
+        annotate_run(convs, args.out / "run", annotators="llm",
                                phases=("claim-propose", "claim-verify"), targets=targets,
                                base_url=args.base_url, model=args.model,
                                timeout_s=args.timeout, max_attempts=2)
-        # The model's time over every run of this folder (a rerun answers from the cache).
-        acc = summary.accounting
-        timing = args.out / "timing.jsonl"
-        with jsonlines.open(timing, "a") as fh:
-            fh.write({"seconds": round(time.perf_counter() - start, 1),
-                      "requests": acc.requests if acc else 0,
-                      "completion_tokens": acc.completion_tokens if acc else 0})
-        with jsonlines.open(timing) as fh:
-            runs = [r for r in fh if r["requests"]]
-        seconds, requests = sum(r["seconds"] for r in runs), sum(r["requests"] for r in runs)
+        # The model's time, over every run of this folder (a run stopped and resumed included):
+        # the cache stamps each answer; one request at a time on the embedded server, so the
+        # time between two answers is one request's (gaps of a stop or a restart left out).
+        with sqlite3.connect(args.out / "run" / CACHE_NAME) as db:
+            stamps = sorted(t for (t,) in db.execute("SELECT created FROM answers"))
+        gaps = [b - a for a, b in zip(stamps, stamps[1:]) if b - a < args.timeout]
+        each = sorted(gaps)[len(gaps) // 2] if gaps else float("nan")
         run = args.out / "run"
         proposals = list(read_records(run / "proposals.jsonl", Proposal))
         candidates = (list(read_records(run / "candidates.jsonl", Candidate))
@@ -101,10 +98,10 @@ def main(argv: list[str] | None = None) -> int:
         table = llm_table(tuple(paths), sample, model, candidates)
         reasons = ", ".join(f"{r} {n}" for r, n in
                             rejection_reasons([*proposals, *candidates]).most_common())
-        footer = (f"Cost: {requests} requests in {seconds / 60:.1f} min for "
-                  f"{len(sample.spans)} claims ({seconds / max(len(sample.spans), 1):.0f} s a "
-                  "claim, both phases, on this machine's 2 shared cores). Rejections by "
-                  "reason: " + (reasons or "none") + ".")
+        footer = (f"Cost: {each:.0f} s a request (median of {len(gaps)}, one request at a time "
+                  "on this machine's 2 shared cores, under load), one request per claim and one "
+                  "more per graph that passes the checks. Rejections by reason: "
+                  + (reasons or "none") + ".")
         print(table, "", footer, sep="\n")
         if args.write_docs:
             write_docs(ROOT / "docs" / "claims.md", table + "\n\n" + footer,
