@@ -66,6 +66,7 @@ from mtcabench.studies._claims_llm import (
 )
 from mtcabench.studies._claims import (
     claim_errors,
+    first_hop_shares,
     claim_table,
     claim_units,
     claims_of,
@@ -157,7 +158,7 @@ __all__ = [
     "SpanResult", "StudyResult", "Unit", "all_shares", "best_edge_f1", "build_gold",
     "by_conversation", "candidate_table", "check_training_split", "choose", "choose_k", "chosen_k",
     "code_commit", "comparison_units", "compute_shares", "conversation_fingerprint", "curve_units",
-    "claim_errors", "claim_table", "claim_units", "claims_of", "llm_sample", "llm_submission",
+    "claim_errors", "claim_table", "claim_units", "claims_of", "first_hop_shares", "llm_sample", "llm_submission",
     "llm_table", "rejection_reasons", "targets_lines", "default_point", "describe", "digest",
     "domain_gold", "domain_table", "domain_units",
     "evaluate_point", "floor_scores", "gold_fingerprint", "load_cache", "load_gold", "md_table",

@@ -203,3 +203,49 @@ def search_table(claims: Sequence[StudyResult], claim_bench: Benchmark,
     lines += md(["setting", "claims: conv. / spans", "edge F1", "difference", "source R",
                  "values: conv. / spans", "edge F1", "difference", "source R"], rows)
     return "\n".join(lines)
+
+
+def first_hop_shares(results: Sequence[StudyResult], bench: Benchmark, split: str,
+                     threshold: float = SearchSettings().threshold) -> str:
+    """What the base scorer gives the claim's gold parents at the first hop, by the parent's
+    role: the median share of the target's attention, how often it reaches the search's
+    threshold, and how often it ranks among the top 3 turns (what Tokengeist's defaults can
+    select); beside it, the same for the turns that are not gold parents. A setting of the
+    search cannot select a parent whose share is below the threshold or outranked."""
+    spans = bench.span_index()
+    sample = {u.conversation.id for u in claim_units(bench, split)}
+    rows: dict[tuple[str, bool], list[tuple[float, int]]] = {}
+    n_claims = 0
+    for r in results:
+        if (r.split != split or r.setting != SETTING or r.seed != 0 or r.shares is None
+                or r.conversation_id not in sample):
+            continue
+        conv = bench.conversations[r.conversation_id]
+        tables = ShareTables.from_json(r.shares)
+        for sid, shares in tables.targets.items():
+            span = spans.get(sid)
+            if span is None:
+                continue
+            n_claims += 1
+            gold = {p for c, p in span.graph.pairs() if c == span.span.turn}
+            ranked = sorted(shares, key=lambda t: -shares[t])
+            for t in range(span.span.turn):
+                share = shares.get(t, 0.0)
+                rank = ranked.index(t) + 1 if t in shares else len(conv.turns)
+                rows.setdefault((conv.turns[t].role.value, t in gold), []).append((share, rank))
+    out = []
+    for (role, is_gold), got in sorted(rows.items(), key=lambda kv: (not kv[0][1], kv[0][0])):
+        shares_ = sorted(s for s, _ in got)
+        median = shares_[len(shares_) // 2]
+        over = sum(s >= threshold for s in shares_)
+        top3 = sum(rank <= 3 for _, rank in got)
+        out.append([role, "gold parent" if is_gold else "not a parent", str(len(got)),
+                    f"{median:.3f}", f"{over} ({over / len(got):.0%})",
+                    f"{top3} ({top3 / len(got):.0%})"])
+    lines = [f"Claims, {split} split: the target's shares at the first hop ({n_claims} claims, "
+             "average attention, SmolLM2-135M), by the earlier turn's role, for the claim's gold "
+             f"parents and for the other turns: median share, at least the threshold "
+             f"({threshold:g}), among the top 3.", ""]
+    lines += md(["earlier turn", "", "turns", "median share", f">= {threshold:g}", "top 3"],
+                out, left=2)
+    return "\n".join(lines)

@@ -20,6 +20,7 @@ from mtcabench.studies import (
     claim_table,
     claim_units,
     claims_of,
+    first_hop_shares,
     run_units,
     search_table,
 )
@@ -83,3 +84,10 @@ def test_the_table_and_the_errors_from_the_result_files(sample_path, tiny_loaded
                                                                                "| top_k=1"))]
     assert default.count("| 3 / 5 |") == 2 and changed.count("| 3 / 5 |") == 2
     assert changed.split("|")[4].strip().startswith(("+", "-"))  # a paired difference
+    # The first hop's shares: every earlier turn of every claim counted once, gold or not.
+    shares = first_hop_shares(results, bench, "dev")
+    rows = [line.split("|") for line in shares.splitlines()
+            if "| gold parent |" in line or "| not a parent |" in line]
+    assert sum(int(r[3]) for r in rows) == sum(s.span.turn for s in bench.spans)
+    gold_first_hop = sum(1 for s in bench.spans for c, _ in s.graph.pairs() if c == s.span.turn)
+    assert sum(int(r[3]) for r in rows if r[2].strip() == "gold parent") == gold_first_hop
