@@ -158,20 +158,45 @@ def test_terminal_table_shows_floors_and_no_floors_turns_them_off(bench, submiss
         report_of(tmp_path / "b", "tokengeist").rows
 
 
-def test_comparison_is_unchanged(bench, submissions, tmp_path):
+def test_comparison_shows_the_floors_under_every_group(bench, submissions, tmp_path):
+    """score --compare: each group's A / B row has a floor row per floor beneath it (terminal
+    and Markdown), A's and B's reports in compare-*.json hold them; --no-floors drops them."""
     folder, _ = bench
     tg, flat = submissions
-    res = invoke("score", "--benchmark", folder, "--compare", tg, flat, "--out", tmp_path,
+    res = invoke("score", "--benchmark", folder, "--compare", tg, flat, "--out", tmp_path / "a",
                  "--resamples", 100, "--no-plot")
     assert res.exit_code == 0, res.output
-    assert "floor" not in res.output
-    cmp = Comparison.model_validate_json((tmp_path / "compare-tokengeist-vs-flat.json")
+    cmp = Comparison.model_validate_json((tmp_path / "a" / "compare-tokengeist-vs-flat.json")
                                          .read_text())
-    assert cmp.a.floors == [] and cmp.b.floors == []
-    assert "↳" not in (tmp_path / "compare-tokengeist-vs-flat.md").read_text()
-    # Each submission's own report still has its floors.
-    assert [f.method for f in report_of(tmp_path, "flat").floors] == [
-        "recency", "first-user", "string-match"]
+    assert [f.method for f in cmp.a.floors] == list(FLOORS) and cmp.b.floors == cmp.a.floors
+    assert cmp.a.floor("recency").row("overall").metrics["edge_f1"].macro.value == \
+        pytest.approx(RECENCY_F1)
+    # Terminal: a dimmed row per floor under every comparison row, with the floor's value.
+    lines = res.output.splitlines()
+    for name in FLOORS:
+        assert sum(f"↳ floor {name}" in x for x in lines) == len(cmp.rows), name
+    first = next(x for x in lines if "↳ floor recency" in x)
+    assert f"{RECENCY_F1:.3f}" in first and f"{RECENCY_SR:.3f}" in first
+    assert "model-free floors recency, first-user and string-match" in " ".join(res.output.split())
+    # Markdown: under the overall row of both averages, one row per floor.
+    md = (tmp_path / "a" / "compare-tokengeist-vs-flat.md").read_text().splitlines()
+    overall = [i for i, x in enumerate(md) if x.startswith("| overall | 8 | ")]
+    assert len(overall) == 2
+    macro = md[overall[0] + 1]
+    assert macro.startswith(f"| ↳ floor recency (model-free) |  | {RECENCY_P:.3f} [")
+    assert f" {RECENCY_F1:.3f} [" in macro
+    assert md[overall[1] + 1].startswith(f"| ↳ floor recency (model-free) |  | {13 / 24:.3f} [")
+    assert sum(x.startswith("| ↳ floor") for x in md) == 2 * len(FLOORS) * len(cmp.rows)
+    assert any(x.startswith("- floors (rows marked ↳") for x in md)
+    # The A - B figures do not depend on the floors; --no-floors leaves them out.
+    res = invoke("score", "--benchmark", folder, "--compare", tg, flat, "--out", tmp_path / "b",
+                 "--resamples", 100, "--no-plot", "--no-floors")
+    assert res.exit_code == 0, res.output
+    assert "floor" not in res.output
+    bare = Comparison.model_validate_json((tmp_path / "b" / "compare-tokengeist-vs-flat.json")
+                                          .read_text())
+    assert bare.a.floors == [] and bare.rows == cmp.rows
+    assert "↳" not in (tmp_path / "b" / "compare-tokengeist-vs-flat.md").read_text()
 
 
 #: A benchmark where first-user earns credit: (turn, span text, gold content edges,
