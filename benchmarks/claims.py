@@ -38,6 +38,7 @@ from mtcabench.studies import (  # noqa: E402
     claim_table,
     claim_units,
     claims_of,
+    first_hop_shares,
     domain_gold,
     domain_units,
     run_units,
@@ -79,12 +80,15 @@ def main(argv: list[str] | None = None) -> int:
         results = [r for _, r in store.results()]
         table = claim_table(results, bench, args.split)
         errors = claim_errors(results, bench, args.split)
-        print(table, errors, sep="\n\n")
+        shares = first_hop_shares(results, bench, args.split)
+        print(table, errors, shares, sep="\n\n")
         if args.write_docs and table:
             write_docs(args.write_docs, table, f"<!-- claims-{args.split}:begin -->",
                        f"<!-- claims-{args.split}:end -->")
             write_docs(args.write_docs, errors, f"<!-- claims-{args.split}-errors:begin -->",
                        f"<!-- claims-{args.split}-errors:end -->")
+            write_docs(args.write_docs, shares, f"<!-- claims-{args.split}-shares:begin -->",
+                       f"<!-- claims-{args.split}-shares:end -->")
         if args.grid:
             values = domain_gold(args.gold, release_2_tau2_files(tau2_folder()),
                                  taubench_airline_path())

@@ -2,10 +2,11 @@
 against.
 
 They sit in the format layer, below the stages, so that every place a score is shown can put
-its floor beside it without a model: ``trace --method recency|first-user`` (the evaluator's
-methods call these functions), ``score`` (which computes both floors on the scored spans) and
-the dataset card of ``release build``. They read only the conversation's roles and tool-call
-links, never a token.
+its floor beside it without a model: ``trace --method recency|first-user|string-match`` (the
+evaluator's methods call these functions), ``score`` (which computes every floor of
+:data:`FLOORS` on the scored spans), the studies' tables and the dataset card of ``release
+build``. They read only the conversation (its roles, its tool-call links and, for
+``string-match``, the values its turns copy), never a token.
 
 Their graphs satisfy every graph rule (:func:`mtcabench.graph.check_graph`): edges point
 backwards, a tool result's only edge is the structural one to the turn that issued its call,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 from dataclasses import dataclass
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from mtcabench.model import (
     Conversation,
@@ -281,20 +281,25 @@ def with_structural_edges(graph: ProvenanceGraph, conversation: Conversation) ->
     return ProvenanceGraph(target=graph.target, nodes=sorted(nodes), edges=edges)
 
 
-def prune_relative(graph: ProvenanceGraph, alpha: float) -> ProvenanceGraph:
-    """Keep an edge when its score is at least ``alpha`` times the best score out of its child.
+def prune_relative(graph: ProvenanceGraph, alpha: float,
+                   alphas: Mapping[int, float] | None = None) -> ProvenanceGraph:
+    """Keep an edge when its score is at least ``alpha`` times the best score out of its child
+    (``alphas[child]`` for a child given its own).
 
     Edges without a score (structural edges) are always kept. Nodes no longer reachable
     from the target are dropped with their edges.
     """
-    if not 0 <= alpha <= 1:
-        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+    alphas = alphas or {}
+    for a in (alpha, *alphas.values()):
+        if not 0 <= a <= 1:
+            raise ValueError(f"alpha must be in [0, 1], got {a}")
     best: dict[int, float] = {}
     for e in graph.edges:
         if e.score is not None:
             best[e.child] = max(best.get(e.child, float("-inf")), e.score)
     kept = [
-        e for e in graph.edges if e.score is None or e.score >= alpha * best[e.child]
+        e for e in graph.edges
+        if e.score is None or e.score >= alphas.get(e.child, alpha) * best[e.child]
     ]
     pruned = ProvenanceGraph(target=graph.target, nodes=graph.nodes, edges=kept)
     alive = reachable(pruned)

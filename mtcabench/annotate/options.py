@@ -72,6 +72,9 @@ class AnnotateOptions:
     prompts_dir: str | Path | None = None
     propose_prompt: str | None = None  # a version such as propose-v1; default: newest
     verify_prompt: str | None = None
+    #: The claims the claim phases ask about (JSON Lines: conversation_id, turn, text and an
+    #: optional occurrence; the annotated set's pass-1 lines are such). None: the proposer's.
+    targets: str | Path | None = None
     # ---- annotate_run only
     annotators: Sequence[str] | str = ANNOTATORS
     main: str = DEFAULT_MAIN  # whose graph is the main one when both annotators give one
@@ -125,8 +128,22 @@ class AnnotateOptions:
             prices = dataclasses.replace(prices, discount=BATCH_DISCOUNT)
         return dataclasses.replace(self.budget, prices=prices)
 
-    def request_settings(self, endpoint: Endpoint) -> RequestSettings:
-        """The endpoint's default settings (compact for a small local model), overridden."""
+    def claim_targets(self, phases: Sequence[str]) -> dict | None:
+        """The claim targets of ``--targets`` (read and checked before any server starts), or
+        None; InputError when no phase of the chain reads them."""
+        if self.targets is None:
+            return None
+        if "claim-propose" not in phases:
+            raise InputError("--targets names the claims the claim-propose phase annotates; "
+                             "run it with --phases claim-propose,claim-verify")
+        from mtcabench.annotate.claims import read_claim_targets
+
+        return read_claim_targets(self.targets)
+
+    def request_settings(self, endpoint: Endpoint, claim_targets: dict | None = None
+                         ) -> RequestSettings:
+        """The endpoint's default settings (compact for a small local model), overridden;
+        ``claim_targets`` from :meth:`claim_targets`."""
         base = self.settings or (COMPACT_SETTINGS if endpoint.compact else RequestSettings())
 
         def pick(value, default):
@@ -148,6 +165,8 @@ class AnnotateOptions:
                                         max_chars=pick(self.max_prompt_chars, lim.max_chars)),
                 targets_per_request=pick(self.targets_per_request, base.targets_per_request),
                 max_tokens=answer_limits,
+                claim_targets=claim_targets if claim_targets is not None else
+                base.claim_targets,
             )
         except ValueError as exc:
             raise InputError(f"request settings: {exc}") from None

@@ -97,11 +97,12 @@ def _cache_path(job: Job, opts: AnnotateOptions) -> Path:
 
 
 def _check_paths(job: Job, opts: AnnotateOptions) -> None:
-    for path in job.inputs:
+    inputs = (*job.inputs, *([Path(opts.targets)] if opts.targets else []))
+    for path in inputs:
         input_file(path, "a JSON Lines file")
     outputs = [job.proposals, job.candidates, job.summary, job.batch_state,
                _cache_path(job, opts)]
-    check_outputs_are_not_inputs(job.inputs, outputs)
+    check_outputs_are_not_inputs(inputs, outputs)
     if job.makes_folder:
         if job.folder.exists() and not job.folder.is_dir():
             raise InputError(f"{job.folder}: is a file, not a folder; choose another --out-dir")
@@ -127,12 +128,15 @@ def run_job(job: Job, opts: AnnotateOptions) -> RunSummary:
     # Templates first: a bad one should fail before a server starts.
     templates = {cls.name: cls.find_template(opts.prompt_version(cls.name), opts.prompts_dir)
                  for cls in chain}
+    # And the claim targets: a bad line is one message before anything starts.
+    targets = opts.claim_targets([cls.name for cls in chain]) if chain else None
     feed = job.open_input()
     made = job.makes_folder and not job.folder.exists()
     if job.makes_folder:
         job.folder.mkdir(parents=True, exist_ok=True)
     try:
-        with _claims(job), _session(opts, chain, templates, _cache_path(job, opts)) as session, \
+        with _claims(job), _session(opts, chain, templates, _cache_path(job, opts),
+                                    targets) as session, \
                 RunProgress(job.label, job.total(), session.accounting, opts.progress) as progress:
             summary = _drive(job, opts, session, progress, feed)
             return _finish(summary, session, job.summary, opts)
@@ -156,13 +160,14 @@ def _claims(job: Job) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _session(opts: AnnotateOptions, chain: tuple[type[Phase], ...],
-             templates: dict[str, PromptTemplate], cache_path: Path) -> Iterator[_Session]:
+             templates: dict[str, PromptTemplate], cache_path: Path,
+             targets: dict | None = None) -> Iterator[_Session]:
     accounting = Accounting(opts.run_budget())
     if not chain:
         yield _Session(None, (), None, None, accounting)
         return
     with open_endpoint(opts.endpoint_request(), opts.provider) as endpoint:
-        settings = opts.request_settings(endpoint)
+        settings = opts.request_settings(endpoint, targets)
         phases = tuple(cls(endpoint, templates[cls.name], settings) for cls in chain)
         concurrency = opts.concurrency or endpoint.concurrency
         # The SDK takes a second to import: only runs that may send requests pay it.

@@ -61,7 +61,8 @@ def scorer(help: str = "Base scorer of the model-based methods") -> Any:
 
 def model() -> Any:
     return typer.Option(DEFAULT_MODEL, "--model", help="Model: the default SmolLM2 (from its "
-                        "GGUF), a .gguf file, a model folder or a Hub id.")
+                        "GGUF), a packaged model (qwen2.5-coder-0.5b, qwen2.5-coder-1.5b: "
+                        "scripts/setup_models.sh), a .gguf file, a model folder or a Hub id.")
 
 
 def top_k() -> Any:

@@ -31,6 +31,7 @@ from mtcabench.annotate.phases import (
 )
 from mtcabench.cli import annotate_claims, annotate_counterfactual, annotate_lineage
 from mtcabench.errors import ServiceError
+from mtcabench.services.models import model_names
 
 group = typer.Typer(help="Propose target spans and provenance graphs (LLM, lineage).",
                     no_args_is_help=True)
@@ -58,7 +59,8 @@ def _shared(
         rich_help_panel=_ENDPOINT),
     model: str | None = typer.Option(
         D.model, "--model", help=f"Model name (needed with --base-url; the deployment on Azure; "
-        f"{DEFAULT_OPENAI_MODEL} on OpenAI).", rich_help_panel=_ENDPOINT),
+        f"{DEFAULT_OPENAI_MODEL} on OpenAI; on the embedded server a packaged model: "
+        f"{', '.join(model_names())}).", rich_help_panel=_ENDPOINT),
     provider: str | None = typer.Option(
         D.provider, "--provider", help=f"Provider: {', '.join(provider_names())}. Default: the "
         "first that applies, in that order.", rich_help_panel=_ENDPOINT),
@@ -98,6 +100,10 @@ def _shared(
                                               help="Template version, e.g. propose-v1."),
     verify_prompt: str | None = typer.Option(D.verify_prompt, "--verify-prompt",
                                              help="Template version, e.g. verify-v1."),
+    targets: Path | None = typer.Option(
+        D.targets, "--targets", help="The claims to annotate with --phases claim-propose,"
+        "claim-verify (JSONL: conversation_id, turn, text, optional occurrence; the annotated "
+        "set's pass-1 lines are such). Default: the claim proposer's."),
     timeout_s: float = typer.Option(
         D.timeout_s, "--timeout", min=0.1, help="Seconds per request, the whole of it: "
         "connecting, sending and every byte of the answer (then retried)."),

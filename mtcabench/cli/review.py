@@ -1,4 +1,5 @@
-"""`mtcabench review`: push candidates to Label Studio, pull decisions, auto-accept, serve."""
+"""`mtcabench review`: push candidates to Label Studio, pull decisions, auto-accept, serve;
+read a second person's checks of claims (`checks`) or post them to Label Studio (`post-checks`)."""
 
 from __future__ import annotations
 
@@ -138,6 +139,34 @@ def checks_cmd(
                       f"agreement of the two passes: edge F1 {a.edge_f1:.3f}, graphs changed "
                       f"{a.graphs_changed} of {a.claims}, rejected {a.rejected}, types changed "
                       f"{a.types_changed}, kinds changed {a.kinds_changed}", markup=False)
+
+
+@group.command("post-checks")
+def post_checks_cmd(
+    candidates: Path = options.candidates(),
+    conversations: Path = options.conversations(),
+    checks: list[Path] = typer.Option(..., "--checks", help="Pass-2 files of the annotated "
+                                      "claims set (claim-check lines; repeatable)."),
+    project: str = options.project(),
+    url: str | None = options.label_studio_url(),
+    api_key: str | None = options.label_studio_api_key(),
+) -> None:
+    """Post a second person's checks of claims to Label Studio, as their annotations.
+
+    Each check becomes the annotation its checker would submit in the browser on the task
+    of its claim (pushed with `review push`): the graph after the check, type, kind,
+    verdict, notes as comment, by the checker's user (created if missing). `review pull`
+    then gives the decisions `review checks` reads from the files. A rerun writes nothing
+    already there.
+    """
+    from mtcabench.review import Connection, ReviewClient, post_check_files
+
+    connection = Connection.require(url, api_key)
+    with ReviewClient(connection) as client:
+        report = post_check_files(client, candidates, conversations, checks, project=project)
+    for line in report.lines():
+        err_console.print(plain(line), highlight=False, markup=False)
+    typer.echo(plain(report.project_url, newlines=False))
 
 
 def _interrupt(signum, frame) -> None:

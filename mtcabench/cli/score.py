@@ -28,7 +28,8 @@ def score(
     plot: bool = typer.Option(True, "--plot/--no-plot", help="Draw the chart by dependency type."),
     floors: bool = typer.Option(True, "--floors/--no-floors", help="Show the model-free floors "
                                 "recency, first-user and string-match, computed on the same "
-                                "spans, beside each submission's rows (table, Markdown, JSON)."),
+                                "spans, beside each submission's rows and --compare's (table, "
+                                "Markdown, JSON)."),
 ) -> None:
     """Score submissions: edge and source precision/recall/F1, by dependency type, source
     dataset and gold depth, macro and micro averages with bootstrap 95% intervals, each row

@@ -10,7 +10,7 @@ exit code 3 on the command line).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any
 
 from mtcabench.errors import InputError
@@ -32,6 +32,13 @@ class SearchSettings:
     #: Choose a queried value's parents among the earlier turns that hold it (the target
     #: span's text, a call's argument; docs/evaluate.md, "Values decide among candidates").
     match_values: bool = True
+    #: For a query whose text no earlier turn holds (a claim, a sentence the agent composed,
+    #: an intermediate turn asked about as a whole: the model decides alone), the relative
+    #: threshold and the top-k used instead of ``alpha`` and ``top_k``; None: the same as every
+    #: query's. Such a query often has several sources (a record, the rule, the request) whose
+    #: shares differ by more than ``alpha`` allows (docs/evaluate.md, "Claims").
+    open_alpha: float | None = None
+    open_top_k: int | None = None
 
     def __post_init__(self):
         if self.top_k < 1:
@@ -42,6 +49,17 @@ class SearchSettings:
             raise SettingsError(f"d_max must be at least 1, got {self.d_max}")
         if not 0 <= self.alpha <= 1:
             raise SettingsError(f"alpha must be in [0, 1], got {self.alpha}")
+        if self.open_alpha is not None and not 0 <= self.open_alpha <= 1:
+            raise SettingsError(f"open_alpha must be in [0, 1], got {self.open_alpha}")
+        if self.open_top_k is not None and self.open_top_k < 1:
+            raise SettingsError(f"open_top_k must be at least 1, got {self.open_top_k}")
+
+    def for_query(self, open_query: bool) -> SearchSettings:
+        """The settings a query is searched with: its open ones when no turn holds its text."""
+        if not open_query or (self.open_alpha is None and self.open_top_k is None):
+            return self
+        return replace(self, top_k=self.top_k if self.open_top_k is None else self.open_top_k,
+                       alpha=self.alpha if self.open_alpha is None else self.open_alpha)
 
 
 #: ``--method`` when none is given.

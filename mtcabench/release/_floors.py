@@ -1,11 +1,13 @@
 """The card's Floors section: what a score on this release must beat, and reference scores.
 
-The model-free baselines of :mod:`mtcabench.baselines` (``recency``, ``first-user``) are scored
-at build time on the released spans by :mod:`mtcabench.results.floors` (the scores ``mtcabench
-score`` puts beside a submission's rows) and averaged with the metrics table of
+The model-free baselines of :mod:`mtcabench.baselines` (every one of ``FLOORS``: ``recency``,
+``first-user``, ``string-match``) are scored at build time on the released spans by
+:mod:`mtcabench.results.floors` (the scores ``mtcabench score`` puts beside a submission's
+rows) and averaged with the metrics table of
 :mod:`mtcabench.results.metrics` (macro averages, the mean over spans), overall and by
 dependency type; the card shows the metrics that name a card title there. This is
-deterministic and takes well under a second on the full benchmark.
+deterministic; string-match runs the lineage rules once per conversation, the bulk of the
+seconds it takes on the full benchmark (docs/release.md).
 
 Score reports written by ``mtcabench score`` (``release build --scores REPORT.json``, e.g.
 Tokengeist and flat on this release) add the reference evaluator's rows beside them. They are
@@ -157,10 +159,11 @@ def floors_section(spans: list[BenchmarkSpan], floors: list[ScoreRow],
         "## Floors",
         "",
         "The scores an attribution method has to beat on this release. The model-free floors "
-        "read no model, only the conversation's roles and tool-call links "
-        "(`mtcabench.baselines`; `mtcabench trace --method recency --method first-user` writes "
-        "them as submissions, and `mtcabench score` shows them beside every submission's rows, "
-        "with intervals): "
+        "read no model, only the conversation: its roles, its tool-call links and the values "
+        "its turns copy (`mtcabench.baselines`; `mtcabench trace "
+        + " ".join(f"--method {name}" for name in FLOORS)
+        + "` writes them as submissions, and `mtcabench score` shows them beside every "
+        "submission's rows, with intervals): "
         + "; ".join(f"`{f.name}`: {f.description.removeprefix('model-free: ')}"
                     for f in FLOORS.values())
         + ". A number means something only above its floor.",

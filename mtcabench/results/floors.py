@@ -1,9 +1,9 @@
 """The model-free floors scored on a benchmark's spans, computed once for every reader.
 
-The floors of :mod:`mtcabench.baselines` (``recency``, ``first-user``) predict a graph for every
-span from the conversation alone; :func:`floor_scores` scores those graphs with the metrics of
-:mod:`mtcabench.results.metrics`, exactly as ``trace --method NAME`` then ``score`` would. The
-scorer puts these scores beside a submission's rows (with intervals); the release stage
+The floors of :mod:`mtcabench.baselines` (every one of ``FLOORS``: ``recency``, ``first-user``,
+``string-match``) predict a graph for every span from the conversation alone;
+:func:`floor_scores` scores those graphs with the metrics of :mod:`mtcabench.results.metrics`,
+exactly as ``trace --method NAME`` then ``score`` would. The scorer puts these scores beside a submission's rows (with intervals); the release stage
 averages them for the dataset card's Floors section. Both read them from here.
 """
 

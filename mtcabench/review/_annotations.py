@@ -15,6 +15,7 @@ from typing import Any
 from mtcabench.graph import check_graph
 from mtcabench.io import ascii_int
 from mtcabench.model import (
+    ClaimKind,
     Conversation,
     DependencyType,
     Edge,
@@ -40,13 +41,15 @@ class Problem:
 
 @dataclass
 class ReadAnnotation:
-    """What one annotation says: graph, type, verdict and comment (graph may be None)."""
+    """What one annotation says: graph, type, verdict, comment and, for a claim, its kind
+    (graph may be None; kind is None where none was chosen)."""
 
     graph: ProvenanceGraph | None
     dependency_type: DependencyType | None
     verdict: str | None  # model.Verdict value
     comment: str | None
     problems: list[Problem] = field(default_factory=list)
+    claim_kind: ClaimKind | None = None
 
 
 def _as_turn(x: Any) -> int | None:
@@ -132,14 +135,21 @@ def read_annotation(result: list[dict[str, Any]], conversation: Conversation) ->
             dependency_type = DependencyType(type_choice)
         except ValueError:
             problems.append(Problem("dependency-type", f"unknown dependency type {type_choice!r}"))
+    kind_choice = _one_choice(choices, ui.CLAIM_KIND, "claim-kind", problems)
+    claim_kind = None
+    if kind_choice:
+        try:
+            claim_kind = ClaimKind(kind_choice)
+        except ValueError:
+            problems.append(Problem("claim-kind", f"unknown claim kind {kind_choice!r}"))
 
     if not targets:
         problems.append(Problem("target-removed", "no region is labelled Target"))
-        return ReadAnnotation(None, dependency_type, verdict, comment, problems)
+        return ReadAnnotation(None, dependency_type, verdict, comment, problems, claim_kind)
     if len(targets) > 1:
         problems.append(Problem("several-targets",
                                 f"regions labelled Target lie in turns {sorted(targets)}"))
-        return ReadAnnotation(None, dependency_type, verdict, comment, problems)
+        return ReadAnnotation(None, dependency_type, verdict, comment, problems, claim_kind)
     target = targets.pop()
 
     pairs: list[tuple[int, int]] = []
@@ -161,7 +171,7 @@ def read_annotation(result: list[dict[str, Any]], conversation: Conversation) ->
     edges = [Edge(child=c, parent=p, kind=_edge_kind(c, p, conversation)) for c, p in pairs]
     nodes = sorted(set(region_turn.values()))
     graph = ProvenanceGraph(target=target, nodes=nodes, edges=edges)
-    return ReadAnnotation(graph, dependency_type, verdict, comment, problems)
+    return ReadAnnotation(graph, dependency_type, verdict, comment, problems, claim_kind)
 
 
 def _one_choice(choices: dict[str, list[str]], name: str, rule: str,

@@ -9,7 +9,7 @@ claim's own annotator is refused.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +34,16 @@ from mtcabench.model import (
 def read_checks(path: str | Path, conversations: dict[str, Conversation],
                 candidates: dict[str, Candidate]) -> list[ReviewDecision]:
     """Pass-2 lines as review decisions on the pass-1 candidates (``candidates`` by id)."""
+    return [d for _, d in iter_checks(path, conversations, candidates)]
+
+
+def iter_checks(path: str | Path, conversations: dict[str, Conversation],
+                candidates: dict[str, Candidate]) -> Iterator[tuple[int, ReviewDecision]]:
+    """(line number, decision) of each pass-2 line, as :func:`read_checks` reads them.
+
+    A rejected claim keeps its pass-1 graph, for the record, as a reviewer's reject in Label
+    Studio does (`review pull`); the check's own edges stay in its file, its notes say why.
+    """
     path = Path(path)
     out: dict[str, ReviewDecision] = {}
     for lineno, obj in iter_json_lines(path):
@@ -60,7 +70,8 @@ def read_checks(path: str | Path, conversations: dict[str, Conversation],
         if rid in out:
             raise InputError.at(path, "this claim is checked twice", line=lineno, record=rid)
         accepted = c.verdict is Verdict.ACCEPT
-        graph = cand.graph if accepted else graph_from_pairs(conv, c.turn, c.edges)
+        graph = (cand.graph if accepted or c.verdict is Verdict.REJECT
+                 else graph_from_pairs(conv, c.turn, c.edges))
         dtype = cand.dependency_type if accepted or c.type is None else c.type
         kind = cand.claim_kind if accepted or c.claim_kind is None else c.claim_kind
         if c.verdict is not Verdict.REJECT:
@@ -73,14 +84,14 @@ def read_checks(path: str | Path, conversations: dict[str, Conversation],
         verdict = c.verdict
         if verdict is Verdict.ACCEPT_WITH_EDITS and not edited:
             verdict = Verdict.ACCEPT  # "edits" that changed nothing are an acceptance
-        out[rid] = ReviewDecision(
+        out[rid] = d = ReviewDecision(
             id=rid, conversation_id=conv.id, span=span, dependency_type=dtype, graph=graph,
             verdict=verdict, decision_source=DecisionSource.HUMAN, reviewer=c.checker,
             edited=edited and verdict is not Verdict.REJECT,
             edit=edit if verdict is not Verdict.REJECT else None,
             comment=c.notes or None, annotator=cand.annotator,
             span_kind=SpanKind.CLAIM, claim_kind=kind)
-    return list(out.values())
+        yield lineno, d
 
 
 @dataclass

@@ -28,6 +28,7 @@ from mtcabench.model import (
     Conversation,
     DecisionSource,
     ReviewDecision,
+    SpanKind,
     Verdict,
 )
 from mtcabench.review._annotations import (
@@ -40,6 +41,7 @@ from mtcabench.review._client import ReviewClient
 from mtcabench.review._export import check_export
 from mtcabench.review._push import find_project
 from mtcabench.review._summary import ReviewSummary, summarize
+from mtcabench.review._users import reviewer_of
 
 
 @dataclass(frozen=True)
@@ -123,14 +125,20 @@ def decide(
                                f"conversation {candidate.conversation_id!r} is not in the "
                                "conversations file"))
     read = read_annotation(annotation.get("result") or [], conv)
+    # A value stays a value; a claim keeps its kind unless the reviewer chose another.
+    claim_kind = candidate.claim_kind
+    if read.claim_kind is not None:
+        if candidate.span_kind is not SpanKind.CLAIM:
+            return invalid(Problem("claim-kind", f"claim kind {read.claim_kind.value!r} chosen "
+                                   "for a value span (only a claim has a kind)"))
+        claim_kind = read.claim_kind
     base = dict(
         id=candidate.id, conversation_id=candidate.conversation_id, span=candidate.span,
         decision_source=DecisionSource.HUMAN, reviewer=reviewer,
         decided_at=_parse_time(annotation.get("updated_at") or annotation.get("created_at")),
         comment=read.comment, annotator=candidate.annotator,
         review_task=f"label-studio:task/{task_id}/annotation/{ann_id}",
-        # What the span is stays what the candidate says (the review edits graphs, not kinds).
-        span_kind=candidate.span_kind, claim_kind=candidate.claim_kind,
+        span_kind=candidate.span_kind, claim_kind=claim_kind,
     )
     if read.verdict == Verdict.REJECT.value:
         # A rejected span leaves the benchmark: its graph is kept as proposed, for the record.
@@ -143,8 +151,9 @@ def decide(
     assert read.graph is not None and read.dependency_type is not None
     edit = graph_edit(candidate.graph, candidate.dependency_type, read.graph, read.dependency_type)
     verdict = Verdict(read.verdict)
+    edited = edit is not None or claim_kind is not candidate.claim_kind
     return ReviewDecision(**base, verdict=verdict, dependency_type=read.dependency_type,
-                          graph=read.graph, edited=edit is not None, edit=edit)
+                          graph=read.graph, edited=edited, edit=edit)
 
 
 def export_annotated(client: ReviewClient, project_id: int) -> list[dict[str, Any]]:
@@ -165,9 +174,11 @@ def export_annotated(client: ReviewClient, project_id: int) -> list[dict[str, An
 
 
 def reviewer_names(client: ReviewClient) -> dict[int, str]:
-    """User id -> e-mail (or username) of every user of the server."""
+    """User id -> e-mail (or username) of every user of the server; a pseudonym's account
+    (``p2@pseudonym.invalid``, see :mod:`mtcabench.review._users`) as the pseudonym."""
     users = client.call("listing users", client.sdk.users.list)
-    return {u.id: (u.email or u.username or f"label-studio-user-{u.id}") for u in users}
+    return {u.id: reviewer_of(u.email) if u.email else (u.username or f"label-studio-user-{u.id}")
+            for u in users}
 
 
 def pull_decisions(

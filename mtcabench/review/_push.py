@@ -160,7 +160,13 @@ def ensure_project(client: ReviewClient, project: str | int, *, overlap: int = 1
 
 def existing_span_ids(client: ReviewClient, project_id: int) -> set[str]:
     """Span ids of the project's tasks, read from task meta only (not the conversations)."""
-    ids: set[str] = set()
+    return set(task_ids_by_span(client, project_id))
+
+
+def task_ids_by_span(client: ReviewClient, project_id: int) -> dict[str, int]:
+    """Span id -> task id of the project's tasks, from task meta only (not the
+    conversations), 1,000 tasks a request."""
+    ids: dict[str, int] = {}
     page = 1
     while True:
         body = client.raw_get("listing tasks", "/api/tasks/", project=project_id,
@@ -170,7 +176,7 @@ def existing_span_ids(client: ReviewClient, project_id: int) -> set[str]:
         for t in tasks:
             sid = (t.get("meta") or {}).get("span_id")
             if sid:
-                ids.add(sid)
+                ids.setdefault(sid, t.get("id"))
         total = body.get("total", 0) if isinstance(body, dict) else len(tasks)
         if not tasks or page * _PAGE_SIZE >= total:
             return ids

@@ -14,10 +14,13 @@ from typing import Any
 from mtcabench.model import (
     browser_offset,
     Candidate,
+    ClaimKind,
     Conversation,
     DependencyType,
     EdgeKind,
+    ProvenanceGraph,
     Role,
+    TargetSpan,
     Turn,
 )
 from mtcabench.review import _ui as ui
@@ -83,10 +86,13 @@ def region_id(turn: int) -> str:
     return f"turn{turn}"
 
 
-def prediction_result(candidate: Candidate, conversation: Conversation) -> list[dict[str, Any]]:
-    """The candidate's graph as Label Studio results: regions, relations and the type choice."""
-    assert candidate.span is not None and candidate.graph is not None  # checked by the caller
-    span, graph = candidate.span, candidate.graph
+def graph_result(
+    conversation: Conversation, span: TargetSpan, graph: ProvenanceGraph,
+    dependency_type: DependencyType | None, claim_kind: ClaimKind | None = None,
+) -> list[dict[str, Any]]:
+    """A graph as Label Studio results: one region per node, one relation per edge, the
+    dependency type's choice and, for a claim, its kind's choice. What the browser holds
+    for a proposal or a reviewer's graph (a prediction's result, an annotation's)."""
     texts = dialogue(conversation)
     result: list[dict[str, Any]] = []
     for node in sorted(set(graph.nodes)):
@@ -106,7 +112,7 @@ def prediction_result(candidate: Candidate, conversation: Conversation) -> list[
                 "start": str(node), "end": str(node),
                 "startOffset": browser_offset(shown, start),
                 "endOffset": browser_offset(shown, end), "text": text,
-                "paragraphlabels": [node_label(turn, graph.target, candidate.dependency_type)],
+                "paragraphlabels": [node_label(turn, graph.target, dependency_type)],
             },
         })
     for edge in graph.edges:
@@ -117,15 +123,30 @@ def prediction_result(candidate: Candidate, conversation: Conversation) -> list[
             "direction": "right",
             "labels": [ui.ANSWERS_CALL if edge.kind is EdgeKind.STRUCTURAL else ui.DEPENDS_ON],
         })
-    if candidate.dependency_type is not None:
+    if dependency_type is not None:
         result.append({
             "id": "dependency-type",
             "from_name": ui.DEPENDENCY_TYPE,
             "to_name": ui.DIALOGUE,
             "type": "choices",
-            "value": {"choices": [candidate.dependency_type.value]},
+            "value": {"choices": [dependency_type.value]},
+        })
+    if claim_kind is not None:
+        result.append({
+            "id": "claim-kind",
+            "from_name": ui.CLAIM_KIND,
+            "to_name": ui.DIALOGUE,
+            "type": "choices",
+            "value": {"choices": [claim_kind.value]},
         })
     return result
+
+
+def prediction_result(candidate: Candidate, conversation: Conversation) -> list[dict[str, Any]]:
+    """The candidate's graph as Label Studio results: regions, relations, type (and kind)."""
+    assert candidate.span is not None and candidate.graph is not None  # checked by the caller
+    return graph_result(conversation, candidate.span, candidate.graph,
+                        candidate.dependency_type, candidate.claim_kind)
 
 
 def target_info(candidate: Candidate, conversation: Conversation) -> str:
@@ -138,6 +159,8 @@ def target_info(candidate: Candidate, conversation: Conversation) -> str:
     parts.append(f"proposed by {candidate.annotator.label}")
     if candidate.dependency_type is not None:
         parts.append(f"proposed type: {candidate.dependency_type.value}")
+    if candidate.claim_kind is not None:
+        parts.append(f"a claim; proposed kind: {candidate.claim_kind.value}")
     d = disagreement(candidate)
     if d is not None:
         parts.append(f"annotator disagreement: {d:.2f}")
@@ -158,12 +181,16 @@ def build_task(candidate: Candidate, conversation: Conversation) -> dict[str, An
         "span_id": candidate.id,
         "conversation_id": candidate.conversation_id,
         "disagreement": d,
+        # The kinds a claim may be given (none for a value span: its task shows no choice).
+        "claim_kind_header": "Claim kind" if candidate.claim_kind is not None else "",
+        "claim_kinds": ([{"value": k.value} for k in ClaimKind]
+                        if candidate.claim_kind is not None else []),
         "mtcabench": {
             "layout": TASK_LAYOUT,
             "candidate": candidate.model_dump(
                 mode="json", exclude_none=True,
                 include={"id", "conversation_id", "span", "dependency_type", "graph",
-                         "annotator"},
+                         "annotator", "span_kind", "claim_kind"},
             ),
         },
     }

@@ -22,6 +22,9 @@ DIALOGUE = "dialogue"
 NODES = "nodes"
 DEPENDENCY_TYPE = "dependency_type"
 VERDICT = "verdict"
+#: A claim's kind: choices listed in the task's data (``$claim_kinds``), empty for a value
+#: span, so that only a claim's task shows them.
+CLAIM_KIND = "claim_kind"
 COMMENT = "comment"
 
 # Region labels.

@@ -48,6 +48,7 @@ from mtcabench.scoring.scorer import (
     score_floor,
     score_spans,
     score_submission,
+    with_floors,
 )
 from mtcabench.results.submission import TOLERATED, Submission, read_submission
 
@@ -61,4 +62,5 @@ __all__ = [
     "register_metric",
     "run_scoring", "score_floor",
     "score_span", "score_spans", "score_submission", "source_precision", "source_recall",
+    "with_floors",
 ]

@@ -35,6 +35,7 @@ from mtcabench.scoring.scorer import (
     build_report,
     floor_reports,
     score_spans,
+    with_floors,
 )
 from mtcabench.results.submission import submission_name
 from mtcabench.scoring.tables import (
@@ -80,7 +81,8 @@ def run_scoring(
 
     With ``floors`` (the default), every submission's report, its table and its files also hold
     the model-free floors recency, first-user and string-match (:mod:`mtcabench.baselines`) on the
-    same spans, computed once for the run. The comparison (``compare``) is left as it is.
+    same spans, computed once for the run; so do the comparison's A and B, and its tables show
+    each floor's row (value and interval) under each group, beside A and B.
     """
     if average not in (*AVERAGES, "both"):
         raise InputError(f"--average must be macro, micro or both, got {average!r}")
@@ -129,6 +131,8 @@ def run_scoring(
     if floors:
         floor_list = floor_reports(bench, resamples=resamples, seed=seed)
         reports = [r.model_copy(update={"floors": floor_list}) for r in reports]
+        if comparison is not None:
+            comparison = with_floors(comparison, floor_list)
 
     # Only now that everything was read and scored: a refused run leaves no folder behind.
     made = not out.exists()

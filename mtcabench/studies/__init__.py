@@ -57,8 +57,16 @@ alone (benchmarks/study_plan.py and benchmarks/study_tables.py are their command
 
 from __future__ import annotations
 
+from mtcabench.studies._claims_llm import (
+    llm_sample,
+    llm_submission,
+    llm_table,
+    rejection_reasons,
+    targets_lines,
+)
 from mtcabench.studies._claims import (
     claim_errors,
+    first_hop_shares,
     claim_table,
     claim_units,
     claims_of,
@@ -150,7 +158,8 @@ __all__ = [
     "SpanResult", "StudyResult", "Unit", "all_shares", "best_edge_f1", "build_gold",
     "by_conversation", "candidate_table", "check_training_split", "choose", "choose_k", "chosen_k",
     "code_commit", "comparison_units", "compute_shares", "conversation_fingerprint", "curve_units",
-    "claim_errors", "claim_table", "claim_units", "claims_of", "default_point", "describe", "digest",
+    "claim_errors", "claim_table", "claim_units", "claims_of", "first_hop_shares", "llm_sample", "llm_submission",
+    "llm_table", "rejection_reasons", "targets_lines", "default_point", "describe", "digest",
     "domain_gold", "domain_table", "domain_units",
     "evaluate_point", "floor_scores", "gold_fingerprint", "load_cache", "load_gold", "md_table",
     "missing", "objective", "parameter_study", "plan", "render", "replay", "rounded", "run_grid",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from mtcabench.baselines import FLOORS
 from mtcabench.benchmark import Benchmark, split_of
 from mtcabench.model import ClaimKind, SpanKind
 from mtcabench.studies._plan import length
@@ -30,8 +31,11 @@ from mtcabench.studies._units import SearchPoint, Unit, replay_point
 #: setting label of its own (result files live by split, scorer and setting: the domains
 #: study's units of the same conversations hold other spans).
 STUDY, SCORER, SETTING = "claims", "avg-attention", "claims"
-#: The floors beside the model's methods, replayed on the same spans (no model).
-FLOOR_METHODS = ("string-match", "recency", "first-user")
+#: The floors beside the model's methods, replayed on the same spans (no model): every floor
+#: of the registry (:data:`mtcabench.baselines.FLOORS`), string-match first (on claims it is
+#: the floor that says what copying alone explains), then the others in the registry's order,
+#: so that a floor added there gets its column here too.
+FLOOR_METHODS = ("string-match", *(name for name in FLOORS if name != "string-match"))
 POINTS = (SearchPoint("default", methods=("tokengeist", "flat", *FLOOR_METHODS)),)
 
 
@@ -99,7 +103,7 @@ def claim_table(results: Sequence[StudyResult], bench: Benchmark, split: str) ->
              "Tokengeist - flat is paired on the same claims; the floors read no model. A row "
              "of one conversation has no interval.", ""]
     lines += md(["claims", "conv. / claims", "Tokengeist edge F1", "flat edge F1",
-                 "difference", "string-match", "recency", "first-user",
+                 "difference", *FLOOR_METHODS,
                  "Tokengeist source R", "flat source R", "string-match source R"], rows)
     return "\n".join(lines)
 
@@ -146,6 +150,11 @@ CANDIDATE_POINTS = tuple(
         ("threshold=0.02", {"threshold": 0.02}), ("threshold=0.1", {"threshold": 0.1}),
         ("alpha=0.3", {"alpha": 0.3}), ("alpha=0.7", {"alpha": 0.7}),
         ("d_max=3", {"d_max": 3}), ("no match_values", {"match_values": False}),
+        # a relative threshold (and top-k) of their own for the queries no turn holds the
+        # text of: a claim's several sources (record, rule, request) differ more than alpha
+        ("open_alpha=0.3", {"open_alpha": 0.3}), ("open_alpha=0.2", {"open_alpha": 0.2}),
+        ("open_alpha=0.1", {"open_alpha": 0.1}),
+        ("open_alpha=0.2, open_top_k=5", {"open_alpha": 0.2, "open_top_k": 5}),
     ))
 
 
@@ -193,4 +202,50 @@ def search_table(claims: Sequence[StudyResult], claim_bench: Benchmark,
              "default with 95% conversation-clustered intervals.", ""]
     lines += md(["setting", "claims: conv. / spans", "edge F1", "difference", "source R",
                  "values: conv. / spans", "edge F1", "difference", "source R"], rows)
+    return "\n".join(lines)
+
+
+def first_hop_shares(results: Sequence[StudyResult], bench: Benchmark, split: str,
+                     threshold: float = SearchSettings().threshold) -> str:
+    """What the base scorer gives the claim's gold parents at the first hop, by the parent's
+    role: the median share of the target's attention, how often it reaches the search's
+    threshold, and how often it ranks among the top 3 turns (what Tokengeist's defaults can
+    select); beside it, the same for the turns that are not gold parents. A setting of the
+    search cannot select a parent whose share is below the threshold or outranked."""
+    spans = bench.span_index()
+    sample = {u.conversation.id for u in claim_units(bench, split)}
+    rows: dict[tuple[str, bool], list[tuple[float, int]]] = {}
+    n_claims = 0
+    for r in results:
+        if (r.split != split or r.setting != SETTING or r.seed != 0 or r.shares is None
+                or r.conversation_id not in sample):
+            continue
+        conv = bench.conversations[r.conversation_id]
+        tables = ShareTables.from_json(r.shares)
+        for sid, shares in tables.targets.items():
+            span = spans.get(sid)
+            if span is None:
+                continue
+            n_claims += 1
+            gold = {p for c, p in span.graph.pairs() if c == span.span.turn}
+            ranked = sorted(shares, key=lambda t: -shares[t])
+            for t in range(span.span.turn):
+                share = shares.get(t, 0.0)
+                rank = ranked.index(t) + 1 if t in shares else len(conv.turns)
+                rows.setdefault((conv.turns[t].role.value, t in gold), []).append((share, rank))
+    out = []
+    for (role, is_gold), got in sorted(rows.items(), key=lambda kv: (not kv[0][1], kv[0][0])):
+        shares_ = sorted(s for s, _ in got)
+        median = shares_[len(shares_) // 2]
+        over = sum(s >= threshold for s in shares_)
+        top3 = sum(rank <= 3 for _, rank in got)
+        out.append([role, "gold parent" if is_gold else "not a parent", str(len(got)),
+                    f"{median:.3f}", f"{over} ({over / len(got):.0%})",
+                    f"{top3} ({top3 / len(got):.0%})"])
+    lines = [f"Claims, {split} split: the target's shares at the first hop ({n_claims} claims, "
+             "average attention, SmolLM2-135M), by the earlier turn's role, for the claim's gold "
+             f"parents and for the other turns: median share, at least the threshold "
+             f"({threshold:g}), among the top 3.", ""]
+    lines += md(["earlier turn", "", "turns", "median share", f">= {threshold:g}", "top 3"],
+                out, left=2)
     return "\n".join(lines)

@@ -195,6 +195,10 @@ def settings_digest(settings: Mapping[str, Any]) -> str:
     return digest(dict(settings))
 
 
+#: Settings stored only when set: added after results were stored, which stay valid unset.
+_WHEN_SET = ("open_alpha", "open_top_k")
+
+
 def point_settings(search) -> dict[str, Any]:
     """A search point's settings as stored (a SearchSettings dataclass)."""
-    return {k: v for k, v in asdict(search).items()}
+    return {k: v for k, v in asdict(search).items() if not (k in _WHEN_SET and v is None)}

@@ -63,6 +63,9 @@ def test_lineage_only_run(tiny_path, tmp_path):
     (["--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--max-turn-chars", "5000",
       "--max-prompt-chars", "1000"], "request settings"),
     (["--max-cost", "1"], "needs prices"),
+    (["--provider", "embedded", "--model", "gpt-9"], "the embedded server serves the packaged "
+     "models smollm2-135m-instruct, qwen2.5-coder-0.5b, qwen2.5-coder-1.5b (or a .gguf file), "
+     "not 'gpt-9'"),
 ])
 def test_bad_options_give_one_clear_line(tiny_path, tmp_path, extra, message):
     res = invoke("annotate", "run", tiny_path, "-o", tmp_path / "o", *extra)

@@ -12,6 +12,7 @@ import pytest
 from tests.support.annotate_data import TINY, good_propose_table, tiny_conversation
 
 from mtcabench.annotate import annotate_verify
+from mtcabench.annotate.llm.providers import EmbeddedProvider, EndpointRequest
 from mtcabench.annotate.phases import proposals_from_answer
 from mtcabench.errors import ServiceError
 from mtcabench.graph import check_graph
@@ -30,6 +31,26 @@ def test_server_starts_answers_and_stops(llm_server):
         proc = other.proc
         assert httpx.get(f"{other.base_url}/models", timeout=10).status_code == 200
     assert proc.poll() is not None
+
+
+def test_the_embedded_provider_serves_the_packaged_qwen_0_5b(monkeypatch):
+    """`annotate run --model qwen2.5-coder-0.5b` without --base-url: the embedded server starts
+    with the packaged model (installed by scripts/setup.sh) and answers under a JSON schema;
+    the endpoint, and so the records and cache keys, name that model."""
+    monkeypatch.delenv("MTCABENCH_LLM_MODEL", raising=False)
+    served = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+    with EmbeddedProvider().open(EndpointRequest(model="qwen2.5-coder-0.5b")) as endpoint:
+        assert (endpoint.model, endpoint.identity) == (served, f"embedded-llama.cpp:{served}")
+        models = httpx.get(f"{endpoint.base_url}/models", timeout=10).json()
+        assert [m["id"] for m in models["data"]] == [served]
+        schema = {"type": "object", "properties": {"answer": {"type": "integer"}},
+                  "required": ["answer"]}
+        response = httpx.post(f"{endpoint.base_url}/chat/completions", timeout=300, json={
+            "model": endpoint.model, "max_tokens": 24, "temperature": 0,
+            "messages": [{"role": "user", "content": "Answer in JSON: what is 2 + 2?"}],
+            "response_format": {"type": "json_object", "schema": schema}})
+        assert response.status_code == 200, response.text
+        assert json.loads(response.json()["choices"][0]["message"]["content"]) == {"answer": 4}
 
 
 def test_server_that_cannot_start_fails_with_its_log(tmp_path):

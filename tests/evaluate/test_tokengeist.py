@@ -300,3 +300,28 @@ def test_argument_values_are_scalars_or_lists_of_them():
             {"id": "c", "name": "f", "arguments": {"a": {"b": 1}, "ok": True, "n": 42}}]}]})
     a, ok, n = call_parts(nested.turns[0], 0)
     assert [argument_values(nested, p) for p in (a, ok, n)] == [[], [], ["42"]]
+
+
+def test_an_open_query_has_its_own_relative_threshold_and_top_k_a_held_value_keeps_the_default():
+    # The target's text is held by no earlier turn (a claim): with open_alpha 0.1 its weaker
+    # sources (the policy 0.1, the user 0.06) survive beside the best (0.5); the default alpha
+    # 0.5 keeps only the best.
+    shares = {TARGET: {7: 0.5, 0: 0.1, 1: 0.06}, C6: {5: 0.8}}
+    default = SearchSettings(top_k=3, threshold=0.05, alpha=0.5)
+    claim = SearchSettings(top_k=3, threshold=0.05, alpha=0.5, open_alpha=0.1)
+    first_hop = lambda g: {p for c, p in pairs(g) if c == 8}  # noqa: E731
+    assert first_hop(tokengeist(CONV, 8, Table(shares), default, "no turn says this")) == {7}
+    assert first_hop(tokengeist(CONV, 8, Table(shares), claim, "no turn says this")) == {7, 0, 1}
+    assert first_hop(flat(8, Table(shares), claim, CONV, "no turn says this")) == {7, 0, 1}
+    narrow = SearchSettings(top_k=3, threshold=0.05, alpha=0.5, open_alpha=0.1, open_top_k=1)
+    assert first_hop(tokengeist(CONV, 8, Table(shares), narrow, "no turn says this")) == {7}
+    # A value some turn holds ("y": turn 7) is matched as before: the open settings are unused.
+    held = tokengeist(CONV, 8, Table(shares), claim, '"y": 2')
+    assert held == tokengeist(CONV, 8, Table(shares), default, '"y": 2')
+
+
+def test_open_settings_are_checked():
+    with pytest.raises(ValueError, match="open_alpha"):
+        SearchSettings(open_alpha=1.5)
+    with pytest.raises(ValueError, match="open_top_k"):
+        SearchSettings(open_top_k=0)

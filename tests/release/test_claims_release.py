@@ -108,3 +108,50 @@ def test_a_rebuild_gives_the_same_bytes(claims_release, sample_path, tmp_path):
     _, folder = claims_release
     again = build(tmp_path, sample_path, tmp_path / "release")
     assert (again / "CHECKSUMS.sha256").read_bytes() == (folder / "CHECKSUMS.sha256").read_bytes()
+
+
+def test_the_llm_pipeline_s_graphs_are_scored_against_the_set_strict_and_as_answered(
+        claims_release, tmp_path):
+    from mtcabench.annotate.claims import claim_targets, read_claim_targets
+    from mtcabench.benchmark import split_of
+    from mtcabench.model import Annotator, Candidate, Proposal, Rejection
+    from mtcabench.results import write_submission
+    from mtcabench.scoring import score_spans
+    from mtcabench.studies import claims_of, llm_sample, llm_submission, llm_table, targets_lines
+
+    _, folder = claims_release
+    bench = claims_of(load_benchmark(folder))
+    split = split_of(bench.spans[0].conversation_id)
+    sample = llm_sample(bench, split)
+    assert sample.spans and all(split_of(s.conversation_id) == split for s in sample.spans)
+    # The targets written for the run name exactly the gold claims.
+    (tmp_path / "targets.jsonl").write_text(
+        "".join(json.dumps(t) + "\n" for t in targets_lines(sample)))
+    targets = read_claim_targets(tmp_path / "targets.jsonl")
+    resolved = [span for conv in sample.conversations.values()
+                for span, _ in claim_targets(conv, targets)]
+    assert sorted(resolved, key=repr) == sorted((s.span for s in sample.spans), key=repr)
+    # One claim verified with the gold graph, one rejected at claim-propose with it.
+    llm = Annotator(name="llm", model="m")
+    first, *rest = sample.spans
+    fields = lambda s: dict(conversation_id=s.conversation_id, span=s.span,  # noqa: E731
+                            dependency_type=s.dependency_type, graph=s.graph, annotator=llm,
+                            span_kind=SpanKind.CLAIM, claim_kind=s.claim_kind)
+    records = [Candidate(id=first.id, **fields(first))]
+    records += [Proposal(id=f"{s.id}/rejected", status="rejected", raw_output="{}",
+                         rejections=[Rejection(reason="evidence-not-found", detail="x")],
+                         **fields(s)) for s in rest[:1]]
+    paths = []
+    for name, loose in (("strict.jsonl", False), ("loose.jsonl", True)):
+        header, entries = llm_submission(records, sample, "m", as_answered=loose)
+        write_submission(tmp_path / name, header, entries)
+        paths.append(str(tmp_path / name))
+    strict = score_spans(paths[0], sample).scores
+    loose = score_spans(paths[1], sample).scores
+    assert strict[0].edge_f1 == 1.0 and loose[0].edge_f1 == 1.0
+    assert rest, "the sample's split holds two claims or more"
+    assert strict[1].edge_f1 == 0.0 and loose[1].edge_f1 == 1.0
+    table = llm_table(tuple(paths), sample, "m", [r for r in records
+                                                  if isinstance(r, Candidate)])
+    assert f"| all | {len(sample.conversations)} / {len(sample.spans)} |" in table
+    assert f"| 1/{len(sample.spans)} [" in table

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from mtcabench.baselines import FLOORS
 from mtcabench.cli import app
 from mtcabench.model import DependencyType
 from mtcabench.release import build_release
@@ -50,6 +51,10 @@ def test_card_floors_match_the_scorer_on_the_released_spans(sample_inputs):
                           out=sample_inputs["out"])
     text = section(built.folder)
     assert "No evaluator scores were given" in text
+    # The command that writes the floors as submissions names every floor of the registry.
+    assert ("`mtcabench trace --method recency --method first-user --method string-match`"
+            in " ".join(text.split()))
+    assert list(FLOORS) == ["recency", "first-user", "string-match"]
     header = text[text.index("Edge F1:\n"):].split("\n\n")[1].splitlines()[0]
     assert "overall (7)" in header and "direct (4)" in header and "hallucination (1)" in header
     # The numbers are what `mtcabench score` computes for the floors on this release.

@@ -17,6 +17,7 @@ from mtcabench.io import read_records
 from mtcabench.model import (
     Annotator,
     Candidate,
+    ClaimKind,
     Conversation,
     DependencyType,
     Edge,
@@ -24,12 +25,13 @@ from mtcabench.model import (
     ProvenanceGraph,
     ReviewDecision,
     Role,
+    SpanKind,
     TargetSpan,
     Turn,
     Verdict,
     span_id,
 )
-from mtcabench.review import push_candidates
+from mtcabench.review import pull_decisions, push_candidates
 
 pytestmark = [pytest.mark.label_studio, pytest.mark.browser, pytest.mark.slow]
 
@@ -72,6 +74,11 @@ def _open_task(browser, server, project_id: int, task_id: int, wait_for: str, *,
 def _show_tab(page, name: str) -> None:
     """Switch the side panel to its Regions or Relations tab."""
     page.locator(".lsf-panel-tabs__tab:visible", has_text=name).first.click()
+
+
+def _choice(page, value: str):
+    """The checkbox of one choice (its label also shows the choice's hotkey)."""
+    return page.locator(f'.lsf-choice input[name="{value}"]')
 
 
 def _task_ids(client, project_id: int) -> dict[str, int]:
@@ -209,3 +216,44 @@ def test_a_span_after_emoji_is_highlighted_on_its_own_text(browser, label_studio
         assert not [m for m in marked if m != "QX7" and "Good news" in m], marked
     finally:
         ctx.close()
+
+
+def test_a_claim_s_kind_is_offered_and_changed_in_chromium_and_a_value_has_none(
+    browser, label_studio, client, candidates, conversations, project_title,
+):
+    # The sample's multi-source span as a claim (a computation), beside a value span.
+    claim = candidates[2].model_copy(update={"span_kind": SpanKind.CLAIM,
+                                             "claim_kind": ClaimKind.COMPUTATION})
+    value = candidates[0]
+    pushed = push_candidates(client, [claim, value], conversations, project=project_title,
+                             progress=False)
+    ids = _task_ids(client, pushed.project_id)
+    ctx, page, _, _ = _open_task(browser, label_studio, pushed.project_id, ids[claim.id],
+                                 claim.span.text)
+    try:
+        # Every kind, one of them the proposal's; the reviewer picks another.
+        assert page.get_by_text("Claim kind", exact=True).count() == 1
+        for kind in ClaimKind:
+            assert _choice(page, kind.value).count() == 1, kind
+        assert _choice(page, "computation").is_checked()
+        _choice(page, "summary").check()
+        assert not _choice(page, "computation").is_checked()
+        page.get_by_label("accept with edits").check()
+        page.get_by_role("button", name="Submit").click()
+        _wait_for_annotation(client, ids[claim.id])
+    finally:
+        ctx.close()
+    ctx, page, _, _ = _open_task(browser, label_studio, pushed.project_id, ids[value.id],
+                                 value.span.text)
+    try:
+        # A value's task: the type and the verdict, no kind to choose.
+        assert _choice(page, "direct").count() == 1
+        assert page.get_by_text("Claim kind", exact=True).count() == 0
+        assert _choice(page, "computation").count() == 0
+    finally:
+        ctx.close()
+
+    (d,) = pull_decisions(client, conversations, project=pushed.project_id).decisions
+    assert d.id == claim.id and d.span_kind is SpanKind.CLAIM
+    assert d.claim_kind is ClaimKind.SUMMARY and d.verdict is Verdict.ACCEPT_WITH_EDITS
+    assert d.edited and d.edit is None and d.graph.pairs() == claim.graph.pairs()

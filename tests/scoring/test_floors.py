@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from mtcabench.baselines import FLOORS
 from mtcabench.benchmark import load_benchmark
 from mtcabench.cli import app
 from mtcabench.evaluate import trace_benchmark
@@ -99,12 +100,15 @@ def test_json_report_holds_both_floors_with_exact_values(bench, submissions, tmp
 
 
 def test_floors_equal_scoring_the_trace_baselines(bench, submissions, tmp_path):
-    """A floor's rows are exactly those of the submission `trace --method NAME` writes."""
+    """A floor's rows are exactly those of the submission `trace --method NAME` writes, for
+    every floor of the registry (string-match, the lineage rules as a method, included)."""
     folder, _ = bench
-    outs = {m: tmp_path / f"{m}.jsonl" for m in ("recency", "first-user")}
+    outs = {m: tmp_path / f"{m}.jsonl" for m in FLOORS}
+    assert set(outs) == {"recency", "first-user", "string-match"}
     trace_benchmark(folder, outs, progress=False)
     floors = {f.method: f for f in score_submission(submissions[0], folder,
                                                     resamples=100).floors}
+    assert list(floors) == list(FLOORS)
     for method, path in outs.items():
         traced = score_submission(path, folder, resamples=100, floors=False)
         assert traced.floors == []
@@ -138,7 +142,8 @@ def test_terminal_table_shows_floors_and_no_floors_turns_them_off(bench, submiss
     rows = [x for x in res.output.splitlines() if "↳ floor recency" in x]
     assert len(rows) == len(report_of(tmp_path / "a", "tokengeist").rows)
     assert f"{RECENCY_F1:.3f}" in rows[0] and f"{RECENCY_SR:.3f}" in rows[0]
-    assert sum("↳ floor first-user" in x for x in res.output.splitlines()) == len(rows)
+    for name in FLOORS:  # one row per group for every floor of the registry
+        assert sum(f"↳ floor {name}" in x for x in res.output.splitlines()) == len(rows), name
     assert ("model-free floors recency, first-user and string-match, computed on the same "
             "spans") in " ".join(res.output.split())
 
@@ -153,20 +158,45 @@ def test_terminal_table_shows_floors_and_no_floors_turns_them_off(bench, submiss
         report_of(tmp_path / "b", "tokengeist").rows
 
 
-def test_comparison_is_unchanged(bench, submissions, tmp_path):
+def test_comparison_shows_the_floors_under_every_group(bench, submissions, tmp_path):
+    """score --compare: each group's A / B row has a floor row per floor beneath it (terminal
+    and Markdown), A's and B's reports in compare-*.json hold them; --no-floors drops them."""
     folder, _ = bench
     tg, flat = submissions
-    res = invoke("score", "--benchmark", folder, "--compare", tg, flat, "--out", tmp_path,
+    res = invoke("score", "--benchmark", folder, "--compare", tg, flat, "--out", tmp_path / "a",
                  "--resamples", 100, "--no-plot")
     assert res.exit_code == 0, res.output
-    assert "floor" not in res.output
-    cmp = Comparison.model_validate_json((tmp_path / "compare-tokengeist-vs-flat.json")
+    cmp = Comparison.model_validate_json((tmp_path / "a" / "compare-tokengeist-vs-flat.json")
                                          .read_text())
-    assert cmp.a.floors == [] and cmp.b.floors == []
-    assert "↳" not in (tmp_path / "compare-tokengeist-vs-flat.md").read_text()
-    # Each submission's own report still has its floors.
-    assert [f.method for f in report_of(tmp_path, "flat").floors] == [
-        "recency", "first-user", "string-match"]
+    assert [f.method for f in cmp.a.floors] == list(FLOORS) and cmp.b.floors == cmp.a.floors
+    assert cmp.a.floor("recency").row("overall").metrics["edge_f1"].macro.value == \
+        pytest.approx(RECENCY_F1)
+    # Terminal: a dimmed row per floor under every comparison row, with the floor's value.
+    lines = res.output.splitlines()
+    for name in FLOORS:
+        assert sum(f"↳ floor {name}" in x for x in lines) == len(cmp.rows), name
+    first = next(x for x in lines if "↳ floor recency" in x)
+    assert f"{RECENCY_F1:.3f}" in first and f"{RECENCY_SR:.3f}" in first
+    assert "model-free floors recency, first-user and string-match" in " ".join(res.output.split())
+    # Markdown: under the overall row of both averages, one row per floor.
+    md = (tmp_path / "a" / "compare-tokengeist-vs-flat.md").read_text().splitlines()
+    overall = [i for i, x in enumerate(md) if x.startswith("| overall | 8 | ")]
+    assert len(overall) == 2
+    macro = md[overall[0] + 1]
+    assert macro.startswith(f"| ↳ floor recency (model-free) |  | {RECENCY_P:.3f} [")
+    assert f" {RECENCY_F1:.3f} [" in macro
+    assert md[overall[1] + 1].startswith(f"| ↳ floor recency (model-free) |  | {13 / 24:.3f} [")
+    assert sum(x.startswith("| ↳ floor") for x in md) == 2 * len(FLOORS) * len(cmp.rows)
+    assert any(x.startswith("- floors (rows marked ↳") for x in md)
+    # The A - B figures do not depend on the floors; --no-floors leaves them out.
+    res = invoke("score", "--benchmark", folder, "--compare", tg, flat, "--out", tmp_path / "b",
+                 "--resamples", 100, "--no-plot", "--no-floors")
+    assert res.exit_code == 0, res.output
+    assert "floor" not in res.output
+    bare = Comparison.model_validate_json((tmp_path / "b" / "compare-tokengeist-vs-flat.json")
+                                          .read_text())
+    assert bare.a.floors == [] and bare.rows == cmp.rows
+    assert "↳" not in (tmp_path / "b" / "compare-tokengeist-vs-flat.md").read_text()
 
 
 #: A benchmark where first-user earns credit: (turn, span text, gold content edges,

@@ -118,6 +118,8 @@ def test_compare_writes_everything_and_prints_the_table(bench, submissions, tmp_
     # The same numbers through the Python API (what the demo calls).
     api = compare_submissions(tg, flat, folder, resamples=300)
     assert api.row("overall").metrics["edge_f1"]["macro"] == d
+    assert api.a.floors == cmp.a.floors and [f.method for f in api.a.floors] == [
+        "recency", "first-user", "string-match"]
     spans = [json.loads(x) for x in (tmp_path / "tokengeist.spans.jsonl").read_text().splitlines()]
     assert len(spans) == 8 and sorted(s["status"] for s in spans).count("missing") == 1
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from mtcabench.annotate.claims import read_annotations
+from mtcabench.baselines import FLOORS
 from mtcabench.benchmark import Benchmark
 from mtcabench.ingest import read_taubench
 from mtcabench.model import BenchmarkSpan, DecisionSource, Verdict
@@ -19,6 +20,7 @@ from mtcabench.studies import (
     claim_table,
     claim_units,
     claims_of,
+    first_hop_shares,
     run_units,
     search_table,
 )
@@ -63,7 +65,12 @@ def test_the_table_and_the_errors_from_the_result_files(sample_path, tiny_loaded
     assert "| 3 / 5 |" in rows["all"] and " [" in rows["all"]
     assert {"kind: computation", "kind: status", "kind: summary"} <= set(rows)
     assert "| 1 / 1 |" in rows["kind: computation"] and " [" not in rows["kind: computation"]
-    assert "string-match" in table and "first-user" in table
+    # A column for every floor of the registry, string-match first, and a cell in every row.
+    header = next(line for line in table.splitlines() if line.startswith("| claims |"))
+    cells = [c.strip() for c in header.strip("|").split("|")]
+    assert cells[5:5 + len(FLOORS)] == ["string-match", "recency", "first-user"]
+    assert set(FLOORS) <= set(cells)
+    assert all(len(line.strip("|").split("|")) == len(cells) for line in rows.values())
     errors = claim_errors(results, bench, "dev")
     lines = [line for line in errors.splitlines() if line.startswith("| tokengeist")]
     gold = sum(len(s.graph.edges) for s in bench.spans)
@@ -77,3 +84,10 @@ def test_the_table_and_the_errors_from_the_result_files(sample_path, tiny_loaded
                                                                                "| top_k=1"))]
     assert default.count("| 3 / 5 |") == 2 and changed.count("| 3 / 5 |") == 2
     assert changed.split("|")[4].strip().startswith(("+", "-"))  # a paired difference
+    # The first hop's shares: every earlier turn of every claim counted once, gold or not.
+    shares = first_hop_shares(results, bench, "dev")
+    rows = [line.split("|") for line in shares.splitlines()
+            if "| gold parent |" in line or "| not a parent |" in line]
+    assert sum(int(r[3]) for r in rows) == sum(s.span.turn for s in bench.spans)
+    gold_first_hop = sum(1 for s in bench.spans for c, _ in s.graph.pairs() if c == s.span.turn)
+    assert sum(int(r[3]) for r in rows if r[2].strip() == "gold parent") == gold_first_hop

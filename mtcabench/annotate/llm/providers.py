@@ -8,8 +8,10 @@ first that applies wins, by ``priority``:
 * ``azure`` (20): ``AZURE_OPENAI_ENDPOINT`` set: Azure OpenAI (``AZURE_OPENAI_API_KEY``,
   ``OPENAI_API_VERSION``; ``--model`` names the deployment).
 * ``openai`` (30): ``OPENAI_API_KEY`` set: OpenAI's API (or ``OPENAI_BASE_URL``).
-* ``embedded`` (100): neither: the embedded llama.cpp server with SmolLM2, started here and
-  stopped on exit. This is what the demo runs on a machine with no key.
+* ``embedded`` (100): neither: the embedded llama.cpp server, started here and stopped on
+  exit, with SmolLM2 or the packaged model ``--model`` names (``qwen2.5-coder-0.5b``,
+  ``qwen2.5-coder-1.5b``: mtcabench.services.models). This is what the demo runs on a
+  machine with no key.
 
 A new OpenAI-compatible provider is one subclass of :class:`Provider` plus
 :func:`register_provider` (docs/annotate.md shows one).
@@ -279,7 +281,8 @@ class OpenAIProvider(Provider):
 @register_provider
 class EmbeddedProvider(Provider):
     name = "embedded"
-    summary = "the embedded llama.cpp server with SmolLM2-135M, started for the run"
+    summary = ("the embedded llama.cpp server, started for the run: SmolLM2-135M, or the "
+               "packaged model --model names")
     priority = 100
     #: llama-cpp-python's server answers one request at a time: more in flight would only
     #: queue there, and a queued request can time out while it waits.
@@ -288,14 +291,33 @@ class EmbeddedProvider(Provider):
     def applies(self, want: EndpointRequest) -> bool:
         return True
 
+    @staticmethod
+    def model(name: str | None) -> str | None:
+        """What the server is started with for ``--model``: a packaged model (its name, an
+        alias, or the GGUF file name it is served under, as records name it) or a GGUF file
+        that exists; None (the server's default) when no model is named or the name is the
+        file name of ``MTCABENCH_LLM_MODEL``'s GGUF. Any other name is one InputError
+        listing the packaged models, before anything starts."""
+        from mtcabench.services.llm_server import MODEL_ENV
+        from mtcabench.services.models import lookup, model_names
+
+        if not name:
+            return None
+        if lookup(name) is not None or (name.endswith(".gguf") and os.path.isfile(name)):
+            return name
+        default = os.environ.get(MODEL_ENV, "").strip()
+        if default and name == os.path.basename(default):
+            return None
+        raise InputError(f"the embedded server serves the packaged models "
+                         f"{', '.join(model_names())} (or a .gguf file), not {name!r}; give "
+                         "--base-url to use another server's model")
+
     @contextlib.contextmanager
     def open(self, want: EndpointRequest) -> Iterator[Endpoint]:
         from mtcabench.services.llm_server import LocalLLMServer
 
-        with LocalLLMServer(log_path=want.server_log) as server:
-            if want.model and want.model != server.model:
-                raise InputError(f"the embedded server serves {server.model}, not "
-                                 f"{want.model!r}; give --base-url to use another model")
+        model = self.model(want.model)
+        with LocalLLMServer(model, log_path=want.server_log) as server:
             yield Endpoint(base_url=server.base_url, model=server.model,
                            identity=server.identity, liveness=server.failure,
                            response_format=want.response_format or "json_object",

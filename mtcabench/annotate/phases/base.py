@@ -53,6 +53,9 @@ class RequestSettings:
     max_tokens: Mapping[str, int] = field(default_factory=dict)
     #: For a small local model: each phase's compact answer limit instead of its default.
     compact: bool = False
+    #: The claims the claim phases ask about, by conversation id (read from ``--targets`` by
+    #: :func:`mtcabench.annotate.claims.read_claim_targets`); None: the claim proposer's.
+    claim_targets: Mapping[str, tuple[Any, ...]] | None = None
 
 
 #: Settings for a compact endpoint (the embedded SmolLM2 server: 2 slow cores and an 8k

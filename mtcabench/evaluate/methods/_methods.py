@@ -119,7 +119,7 @@ class Tokengeist(Method):
     def parameters(self, settings):
         s = settings.search
         return {"top_k": s.top_k, "threshold": s.threshold, "d_max": s.d_max, "alpha": s.alpha,
-                "match_values": s.match_values}
+                "match_values": s.match_values, **_open(s)}
 
 
 @register_method
@@ -134,4 +134,10 @@ class Flat(Method):
     def parameters(self, settings):
         s = settings.search
         return {"top_k": s.top_k, "threshold": s.threshold, "alpha": s.alpha,
-                "match_values": s.match_values}
+                "match_values": s.match_values, **_open(s)}
+
+
+def _open(s) -> dict:
+    """The open-query settings, recorded only when set (headers before them stay as they were)."""
+    return {k: v for k, v in (("open_alpha", s.open_alpha), ("open_top_k", s.open_top_k))
+            if v is not None}

@@ -15,7 +15,9 @@ it called); an ``assistant`` turn is recursed into. ``d_max`` bounds
 the number of content edges on a path from the target (the structural edge is bookkeeping,
 not a step); a node reached twice is expanded once. Finally edges are pruned with a relative
 threshold: an edge survives when its score is at least ``alpha`` times the best score out of
-the same node (:func:`mtcabench.graph.prune_relative`), and nodes cut off go with it.
+the same node (:func:`mtcabench.graph.prune_relative`), and nodes cut off go with it. A query
+no earlier turn holds the text of (a claim, a composed sentence) may have top-k and a relative
+threshold of its own (``open_top_k``, ``open_alpha``; off by default).
 
 Calls are traced by their arguments. An assistant turn is a query for each of its parts
 (:func:`node_keys`): its text, and each value of each tool call's arguments
@@ -195,14 +197,19 @@ def tokengeist(
     nodes = {target_turn}
     queued: set[Hashable] = {TARGET}
     queue: deque[tuple[Hashable, int, int]] = deque([(TARGET, target_turn, 0)])
+    alphas: dict[int, float] = {}  # the relative threshold out of a node with open queries
     while queue:
         key, turn, depth = queue.popleft()
         if depth >= settings.d_max:
             continue  # stop: depth limit reached, the node stays a leaf
         asked = [target_text] if key == TARGET else (
             argument_values(conversation, key) if isinstance(key, Part) else [])
-        candidates = among_holders(shares(key), values.holders(asked, turn), settings)
-        for parent, score in select_parents(candidates, turn, settings):
+        holders = values.holders(asked, turn)
+        query = settings.for_query(open_query=not holders)
+        if query is not settings:
+            alphas[turn] = min(alphas.get(turn, query.alpha), query.alpha)
+        candidates = among_holders(shares(key), holders, settings)
+        for parent, score in select_parents(candidates, turn, query):
             have = edges.get((turn, parent))
             if have is None or have.score < score:  # two parts of one turn: the better score
                 edges[(turn, parent)] = Edge(child=turn, parent=parent, score=score)
@@ -225,7 +232,7 @@ def tokengeist(
                     queued.add(k)
                     queue.append((k, k.turn if isinstance(k, Part) else k, depth + 1))
     graph = ProvenanceGraph(target=target_turn, nodes=sorted(nodes), edges=list(edges.values()))
-    return prune_relative(graph, settings.alpha)
+    return prune_relative(graph, settings.alpha, alphas)
 
 
 def flat(target_turn: int, shares: SharesFn, settings: SearchSettings,
@@ -233,9 +240,11 @@ def flat(target_turn: int, shares: SharesFn, settings: SearchSettings,
     """The flat baseline: the target linked directly to its selected turns (pruned), matched
     on ``target_text`` in ``conversation`` as Tokengeist's target is."""
     candidates = shares(TARGET)
+    holders: set[int] = set()
     if conversation is not None:
         holders = ValueIndex(conversation, target_turn).holders([target_text], target_turn)
         candidates = among_holders(candidates, holders, settings)
+    settings = settings.for_query(open_query=not holders)
     selected = select_parents(candidates, target_turn, settings)
     edges = [Edge(child=target_turn, parent=p, score=s) for p, s in selected]
     graph = ProvenanceGraph(
