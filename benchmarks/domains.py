@@ -11,6 +11,16 @@ priority:
 
 ``--table-only`` prints the table from the result files without the model (seconds);
 ``--write-docs`` also writes it into docs/evaluate.md between its markers.
+
+``--release OUT/release/2.1.0`` runs it on a built release (``scripts/build_benchmark.sh OUT``:
+every real run, five domains) instead of the 19 tau2-bench files and the airline runs of
+release 2.0; its real value spans (no counterfactual copies, no claims). Keep its result files
+apart (``--results``: the result files are per conversation, and a conversation record of
+another build is another unit) and its tables under their own markers (``--label``):
+
+    nohup nice -n 19 .venv/bin/python benchmarks/domains.py --split test \
+        --release OUT/release/2.1.0 --results benchmarks/results/release-2.1 --label 2.1 \
+        > runs/domains-2.1.log 2>&1 &
 """
 
 from __future__ import annotations
@@ -38,6 +48,7 @@ from mtcabench.studies import (  # noqa: E402
     domain_gold,
     domain_table,
     domain_units,
+    release_gold,
     run_units,
     write_docs,
 )
@@ -58,6 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--table-only", action="store_true", help="no model: the table only")
     ap.add_argument("--write-docs", type=Path, nargs="?", const=ROOT / "docs" / "evaluate.md")
     ap.add_argument("--lock", type=Path, help="a flock file held while a unit runs the model")
+    ap.add_argument("--release", type=Path, help="a built release folder (its real value "
+                    "spans) instead of release 2.0's files")
+    ap.add_argument("--label", help="the docs markers' label: domains-LABEL-SPLIT")
     args = ap.parse_args(argv)
     start = time.perf_counter()
 
@@ -66,14 +80,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[{stamp} +{(time.perf_counter() - start) / 60:6.1f} min] {msg}", flush=True)
 
     try:
-        tau2 = args.tau2 or tau2_folder()
-        if tau2 is None:
-            raise InputError("the tau2-bench results are nowhere: pass --tau2 or run "
-                             "`mtcabench raw fetch`")
-        # the 19 files the study was defined on (the folder holds 9 later ones, 2 of them bare
-        # lists that need --agent-model)
-        bench = domain_gold(args.gold, release_2_tau2_files(Path(tau2)),
-                            args.raw or taubench_airline_path())
+        if args.release:
+            bench = release_gold(args.release)
+        else:
+            tau2 = args.tau2 or tau2_folder()
+            if tau2 is None:
+                raise InputError("the tau2-bench results are nowhere: pass --tau2 or run "
+                                 "`mtcabench raw fetch`")
+            # the 19 files the study was defined on (the folder holds 9 later ones, 2 of them
+            # bare lists that need --agent-model)
+            bench = domain_gold(args.gold, release_2_tau2_files(Path(tau2)),
+                                args.raw or taubench_airline_path())
         store = ResultStore(args.results / "units")  # beside the other studies' units
         if not args.table_only:
             units = domain_units(bench, args.split, args.per_group)
@@ -85,10 +102,10 @@ def main(argv: list[str] | None = None) -> int:
         candidate = candidate_table(results, bench, args.split, args.per_group)
         print(table, candidate, sep="\n\n")
         if args.write_docs and table:
-            write_docs(args.write_docs, table, f"<!-- domains-{args.split}:begin -->",
-                       f"<!-- domains-{args.split}:end -->")
-            write_docs(args.write_docs, candidate, f"<!-- domains-{args.split}-candidate:begin -->",
-                       f"<!-- domains-{args.split}-candidate:end -->")
+            mark = f"domains-{args.label}-{args.split}" if args.label else f"domains-{args.split}"
+            write_docs(args.write_docs, table, f"<!-- {mark}:begin -->", f"<!-- {mark}:end -->")
+            write_docs(args.write_docs, candidate, f"<!-- {mark}-candidate:begin -->",
+                       f"<!-- {mark}-candidate:end -->")
     except (InputError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3

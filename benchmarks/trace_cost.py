@@ -63,7 +63,7 @@ from tests.support.paths import taubench_airline_path  # noqa: E402
 from tests.support.smoke import answer_spans  # noqa: E402
 
 from mtcabench.benchmark import Benchmark, load_benchmark  # noqa: E402
-from mtcabench.benchmark._split import split_of  # noqa: E402
+from mtcabench.benchmark import split_of  # noqa: E402
 from mtcabench.ingest import read_taubench  # noqa: E402
 
 TOL = 1e-5

@@ -75,6 +75,7 @@ from mtcabench.studies._claims import (
 from mtcabench.studies._domains import (
     candidate_table,
     domain_gold,
+    release_gold,
     domain_table,
     domain_units,
 )
@@ -160,7 +161,7 @@ __all__ = [
     "code_commit", "comparison_units", "compute_shares", "conversation_fingerprint", "curve_units",
     "claim_errors", "claim_table", "claim_units", "claims_of", "first_hop_shares", "llm_sample", "llm_submission",
     "llm_table", "rejection_reasons", "targets_lines", "default_point", "describe", "digest",
-    "domain_gold", "domain_table", "domain_units",
+    "domain_gold", "domain_table", "domain_units", "release_gold",
     "evaluate_point", "floor_scores", "gold_fingerprint", "load_cache", "load_gold", "md_table",
     "missing", "objective", "parameter_study", "plan", "render", "replay", "rounded", "run_grid",
     "run_plan", "run_units", "sample", "score_graphs", "score_test", "search_table", "signature",

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from mtcabench.benchmark import Benchmark
-from mtcabench.model import NO_AGENT, Conversation
+from mtcabench.model import NO_AGENT, Conversation, SpanKind, SpanOrigin
 from mtcabench.results.metrics import columns
 from mtcabench.studies._plan import length
 from mtcabench.studies._results import StudyResult
@@ -78,6 +78,21 @@ def domain_gold(folder: Path, tau2: Sequence[Path], taubench: Path | None) -> Be
                       .decisions)
         build_release(STUDY, reviewed, conversations, out=folder / "release", force=True)
     return load_benchmark(built)
+
+
+def release_gold(path: str | Path) -> Benchmark:
+    """The study's gold from a built release (``scripts/build_benchmark.sh OUT``, then
+    ``OUT/release/<version>``): its real value spans and their conversations, the counterfactual
+    copies left out (:func:`domain_gold` builds no such split either; claims are another
+    configuration and never loaded here)."""
+    from mtcabench.benchmark import load_benchmark
+
+    bench = load_benchmark(path)
+    spans = [s for s in bench.spans
+             if s.origin is SpanOrigin.REAL and s.span_kind is SpanKind.VALUE]
+    keep = {s.conversation_id for s in spans}
+    return Benchmark({c: v for c, v in bench.conversations.items() if c in keep}, spans,
+                     bench.origin)
 
 
 def group_of(conversation: Conversation) -> tuple[str, str]:

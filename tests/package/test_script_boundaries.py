@@ -60,12 +60,20 @@ def test_no_module_outside_benchmarks_imports_from_it():
     assert not found, "\n".join(found)
 
 
+#: Scripts that time the package's own stages, and so name them: the private modules each may
+#: patch timers into (it breaks when they change, and says so by failing, which is the point).
+PROFILERS = {"trace_cost.py": "mtcabench.evaluate."}
+
+
 def test_benchmarks_use_only_the_packages_public_names():
     found = []
     for path in _python_files("benchmarks"):
         rel = path.relative_to(ROOT)
+        timed = PROFILERS.get(path.name)
         for line, mod in _imported(_parse(path)):
             parts = mod.split(".")
+            if timed and mod.startswith(timed):
+                continue
             if parts[0] == "mtcabench" and any(p.startswith("_") for p in parts[1:]):
                 found.append(f"{rel}:{line}: {mod}")
         # code run in a subprocess, written as a string

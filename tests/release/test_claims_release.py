@@ -155,3 +155,21 @@ def test_the_llm_pipeline_s_graphs_are_scored_against_the_set_strict_and_as_answ
                                                   if isinstance(r, Candidate)])
     assert f"| all | {len(sample.conversations)} / {len(sample.spans)} |" in table
     assert f"| 1/{len(sample.spans)} [" in table
+
+
+def test_the_domains_study_reads_a_release_s_real_value_spans_only(claims_release):
+    """benchmarks/domains.py --release: the study's gold is the release's values (its claims
+    are another study's), real ones only, and the conversations that hold them."""
+    from mtcabench.model import SpanOrigin
+    from mtcabench.studies import domain_units, release_gold
+
+    _, folder = claims_release
+    every = load_benchmark(folder)
+    gold = release_gold(folder)
+    values = [s for s in every.spans
+              if s.span_kind is SpanKind.VALUE and s.origin is SpanOrigin.REAL]
+    assert values and len(values) < len(every.spans)  # the claims are left out
+    assert [s.id for s in gold.spans] == [s.id for s in values]
+    assert set(gold.conversations) == {s.conversation_id for s in values}
+    units = [u for split in ("train", "dev", "test") for u in domain_units(gold, split, 2)]
+    assert units and all(s.span_kind is SpanKind.VALUE for u in units for s in u.spans)
