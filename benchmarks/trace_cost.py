@@ -34,6 +34,17 @@ as a new process would. Which conversations:
 ``--conversations N`` keeps the first N (``--shortest``: the N shortest); without it, all of them
 (the whole split of a release: hours on a CPU).
 
+**On a GPU, at the size of a real agent's model** (``--architecture``): no weights of 7-8B can
+reach the lent machine, and cost does not depend on weight values, so the model is a randomly
+initialised one of that architecture (:data:`ARCHITECTURES`: Qwen2.5-7B's and Llama-3.1-8B's
+layer, head and width counts; bfloat16 on a GPU), with the default model's tokenizer and chat
+template (its 49,152-token vocabulary in place of theirs: the embedding is a lookup and the
+pass computes the last position's logits only, so the difference is small). The graphs are
+meaningless; the time and memory are those of the architecture:
+
+    python benchmarks/trace_cost.py --architecture qwen2.5-7b --device cuda --conversations 8
+    python benchmarks/trace_cost.py --architecture tiny --conversations 2   # a CPU smoke run
+
     python benchmarks/trace_cost.py --conversations 4 --shortest --save runs/cost-before.json
     python benchmarks/trace_cost.py --conversations 4 --shortest --compare runs/cost-before.json
     python benchmarks/trace_cost.py --release runs/benchmark/release/2.1.0 --split test \\
@@ -69,6 +80,23 @@ from mtcabench.ingest import read_taubench  # noqa: E402
 TOL = 1e-5
 METHODS = ("tokengeist", "flat")
 
+#: Architectures ``--architecture`` builds with random weights: transformers config class and
+#: its sizes (from the published configs), and the context the run gives it.
+ARCHITECTURES = {
+    "qwen2.5-7b": ("Qwen2Config", dict(
+        hidden_size=3584, intermediate_size=18944, num_hidden_layers=28, num_attention_heads=28,
+        num_key_value_heads=4, rms_norm_eps=1e-6, rope_theta=1_000_000.0,
+        max_position_embeddings=32768, tie_word_embeddings=False), 32768),
+    "llama-3.1-8b": ("LlamaConfig", dict(
+        hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
+        num_key_value_heads=8, rms_norm_eps=1e-5, rope_theta=500_000.0,
+        max_position_embeddings=131072, tie_word_embeddings=False), 32768),
+    # a few MB: runs the same code on a CPU in seconds (a smoke run of the script)
+    "tiny": ("LlamaConfig", dict(
+        hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=8192), 8192),
+}
+
 
 # --------------------------------------------------------------------------- the conversations
 
@@ -96,6 +124,32 @@ def held_out(args) -> Benchmark:
             convs[conv.id] = conv
             spans += got
     return Benchmark(convs, spans, str(path))
+
+
+def random_model(name: str, device: str):
+    """A randomly initialised model of :data:`ARCHITECTURES` ``name`` on ``device``, with the
+    default model's tokenizer, as the evaluator takes a loaded model."""
+    import torch
+    import transformers
+
+    from mtcabench.evaluate import LoadedModel, load_model
+
+    kind, sizes, context = ARCHITECTURES[name]
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cpu" and name != "tiny":
+        raise SystemExit(f"error: --architecture {name} holds billions of weights: give it a "
+                         "GPU (--device cuda), or try the script with --architecture tiny")
+    tokenizer = load_model(device="cpu").tokenizer
+    config = getattr(transformers, kind)(vocab_size=len(tokenizer), **sizes)
+    config._attn_implementation = "sdpa"
+    dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
+    torch.manual_seed(0)
+    with torch.device(device):
+        model = transformers.AutoModelForCausalLM.from_config(config, dtype=dtype)
+    model.eval().requires_grad_(False)
+    return LoadedModel(model=model, tokenizer=tokenizer, name=f"random {name}",
+                       context_length=context, chat_template=tokenizer.chat_template)
 
 
 def pick(bench: Benchmark, n: int | None, shortest: bool, tokenizer) -> Benchmark:
@@ -337,6 +391,9 @@ def main() -> int:
     ap.add_argument("--save", type=Path, help="write the entries here (for --compare)")
     ap.add_argument("--compare", type=Path, help="entries of an earlier --save to compare with")
     ap.add_argument("--out", type=Path, help="keep the submissions in this folder")
+    ap.add_argument("--architecture", choices=sorted(ARCHITECTURES), help="a randomly "
+                    "initialised model of this architecture instead of the default model "
+                    "(cost at a real agent's model size; the graphs are meaningless)")
     args = ap.parse_args()
 
     t0 = time.perf_counter()
@@ -348,7 +405,8 @@ def main() -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     t0 = time.perf_counter()
-    loaded = load_model(device=args.device)
+    loaded = (random_model(args.architecture, args.device) if args.architecture
+              else load_model(device=args.device))
     load_s = time.perf_counter() - t0
     model_mib = rss_mib()
     t0 = time.perf_counter()
@@ -396,6 +454,9 @@ def main() -> int:
           f" MiB ({model_mib:.0f} MiB with the model loaded; "
           f"max RSS of the process {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f}"
           " MiB)")
+    if loaded.device.type == "cuda":
+        print(f"GPU memory: peak {torch.cuda.max_memory_allocated() / 2**20:,.0f} MiB allocated "
+              f"({torch.cuda.get_device_name()})")
     if args.compare:
         before = json.loads(args.compare.read_text(encoding="utf-8"))
         diff = differences(before, first)
