@@ -32,7 +32,9 @@ as a new process would. Which conversations:
   and claims), of ``--source``/``--domain`` (``all``: every one).
 
 ``--conversations N`` keeps the first N (``--shortest``: the N shortest); without it, all of them
-(the whole split of a release: hours on a CPU).
+(the whole split of a release: hours on a CPU). ``--stride K`` first keeps every K-th
+conversation in the order read (a systematic sample of a whole split, every domain and agent
+in its share).
 
 **On a GPU, at the size of a real agent's model** (``--architecture``): no weights of 7-8B can
 reach the lent machine, and cost does not depend on weight values, so the model is a randomly
@@ -152,10 +154,12 @@ def random_model(name: str, device: str):
                        context_length=context, chat_template=tokenizer.chat_template)
 
 
-def pick(bench: Benchmark, n: int | None, shortest: bool, tokenizer) -> Benchmark:
-    """The first ``n`` conversations (the ``n`` shortest up to their last span)."""
+def pick(bench: Benchmark, n: int | None, shortest: bool, tokenizer, stride: int = 1
+         ) -> Benchmark:
+    """Every ``stride``-th conversation, then the first ``n`` (the ``n`` shortest up to their
+    last span)."""
     by_conv = bench.spans_by_conversation()
-    order = list(by_conv)
+    order = list(by_conv)[::stride]
     if shortest:
         order.sort(key=lambda c: sum(len(t.text) for t in
                                      bench.conversations[c].turns[:last_turn(by_conv[c]) + 1]))
@@ -379,6 +383,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--conversations", type=int, help="the first N (default: all)")
     ap.add_argument("--shortest", action="store_true", help="the N shortest instead")
+    ap.add_argument("--stride", type=int, default=1, help="every K-th conversation first "
+                    "(a systematic sample of a split)")
     ap.add_argument("--spans", type=int, default=2, help="without --release: answer spans per "
                     "conversation")
     ap.add_argument("--release", type=Path, help="a release (all its spans of the split)")
@@ -410,7 +416,10 @@ def main() -> int:
     load_s = time.perf_counter() - t0
     model_mib = rss_mib()
     t0 = time.perf_counter()
-    bench = pick(held_out(args), args.conversations, args.shortest, loaded.tokenizer)
+    if args.stride < 1:
+        raise SystemExit("error: --stride takes a whole number of at least 1")
+    bench = pick(held_out(args), args.conversations, args.shortest, loaded.tokenizer,
+                 args.stride)
     bench_s = time.perf_counter() - t0
     n = len(bench.spans_by_conversation())
     print(f"{loaded.name} on {loaded.device}, {torch.get_num_threads()} threads; {n} "
