@@ -10,7 +10,8 @@ reasons, and the caller leaves it out of the reviewed file.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from enum import Enum
+from typing import Any, TypeVar
 
 from mtcabench.graph import check_graph
 from mtcabench.io import ascii_int
@@ -26,6 +27,8 @@ from mtcabench.model import (
     TargetSpan,
 )
 from mtcabench.review import _ui as ui
+
+E = TypeVar("E", bound=Enum)
 
 
 @dataclass(frozen=True)
@@ -128,20 +131,9 @@ def read_annotation(result: list[dict[str, Any]], conversation: Conversation) ->
     verdict = ui.VERDICTS.get(verdict_choice) if verdict_choice else None
     if verdict_choice and verdict is None:
         problems.append(Problem("verdict", f"unknown verdict {verdict_choice!r}"))
-    type_choice = _one_choice(choices, ui.DEPENDENCY_TYPE, "dependency-type", problems)
-    dependency_type = None
-    if type_choice:
-        try:
-            dependency_type = DependencyType(type_choice)
-        except ValueError:
-            problems.append(Problem("dependency-type", f"unknown dependency type {type_choice!r}"))
-    kind_choice = _one_choice(choices, ui.CLAIM_KIND, "claim-kind", problems)
-    claim_kind = None
-    if kind_choice:
-        try:
-            claim_kind = ClaimKind(kind_choice)
-        except ValueError:
-            problems.append(Problem("claim-kind", f"unknown claim kind {kind_choice!r}"))
+    dependency_type = _enum_choice(choices, ui.DEPENDENCY_TYPE, "dependency-type",
+                                   DependencyType, problems)
+    claim_kind = _enum_choice(choices, ui.CLAIM_KIND, "claim-kind", ClaimKind, problems)
 
     if not targets:
         problems.append(Problem("target-removed", "no region is labelled Target"))
@@ -184,6 +176,20 @@ def _one_choice(choices: dict[str, list[str]], name: str, rule: str,
                                       f"{', '.join(map(repr, chosen))}; choose one"))
         return None
     return chosen[0] if chosen else None
+
+
+def _enum_choice(choices: dict[str, list[str]], name: str, rule: str, enum: type[E],
+                 problems: list[Problem]) -> E | None:
+    """The one value chosen for ``name`` (:func:`_one_choice`) as a member of ``enum``; a
+    value it does not know is a problem under ``rule`` (``unknown claim kind 'x'``) and None."""
+    chosen = _one_choice(choices, name, rule, problems)
+    if not chosen:
+        return None
+    try:
+        return enum(chosen)
+    except ValueError:
+        problems.append(Problem(rule, f"unknown {rule.replace('-', ' ')} {chosen!r}"))
+        return None
 
 
 def graph_problems(

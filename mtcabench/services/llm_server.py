@@ -35,7 +35,7 @@ import httpx
 from mtcabench.errors import MtcaError, ServiceError
 from mtcabench.io import loads
 from mtcabench.services._process import describe_exit, free_port
-from mtcabench.services.models import DEFAULT_MODEL, gguf_path, lookup
+from mtcabench.services.models import DEFAULT_MODEL, gguf_path, packaged_model
 
 #: How long a cold start may take (loading the model and warming up, on 2 busy cores).
 DEFAULT_START_TIMEOUT_S = 180.0
@@ -54,10 +54,9 @@ def model_gguf(model: str | Path | None = None) -> Path:
     else the default SmolLM2."""
     if model is None:
         model = os.environ.get(MODEL_ENV, "").strip() or DEFAULT_MODEL
-    path = Path(model).expanduser()
-    if isinstance(model, str) and not os.path.lexists(path) and lookup(model) is not None:
-        return gguf_path(model)
-    return path
+    if isinstance(model, str) and (packaged := packaged_model(model)) is not None:
+        return gguf_path(packaged)
+    return Path(model).expanduser()
 
 
 def _death_signal_setter():

@@ -200,6 +200,14 @@ def lookup(name: str, models: tuple[PackagedModel, ...] = MODELS) -> PackagedMod
     return None
 
 
+def packaged_model(name: str) -> PackagedModel | None:
+    """The packaged model a name means (its name, an alias or its GGUF's file name), unless a
+    file or folder of that name exists (a path is a path)."""
+    if os.path.lexists(Path(name).expanduser()):
+        return None
+    return lookup(name)
+
+
 def find_model(name: str, models: tuple[PackagedModel, ...] = MODELS) -> PackagedModel:
     """The packaged model of that name, or one InputError listing the known ones."""
     model = lookup(name, models)

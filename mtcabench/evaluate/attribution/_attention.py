@@ -34,7 +34,11 @@ import numpy as np
 import torch
 
 from mtcabench.errors import InputError
-from mtcabench.evaluate.attribution._passes import attention_modules, passes_for
+from mtcabench.evaluate.attribution._passes import (
+    attention_modules,
+    passes_for,
+    sliding_window,
+)
 
 #: Upper bound on one chunk of recomputed weights (float32), in bytes: layers x heads x rows x
 #: keys in :func:`_weight_chunks` (its products and its weights: two such buffers), heads x
@@ -48,15 +52,6 @@ def _rope_function(module) -> Callable:
         raise InputError(f"{type(module).__name__}: no apply_rotary_pos_emb in its module; "
                          "rotary position embeddings are needed to recompute attention")
     return fn
-
-
-def sliding_window(module) -> int | None:
-    """The attention window of a layer, in tokens (None: causal only). Qwen2/3 keep it on each
-    attention module (None on their full-attention layers); Mistral passes its config's to the
-    attention function instead."""
-    if hasattr(module, "sliding_window"):
-        return module.sliding_window
-    return getattr(getattr(module, "config", None), "sliding_window", None)
 
 
 def layer_attention_rows(

@@ -31,7 +31,7 @@ from typing import Any
 
 from mtcabench.errors import InputError, needs_extra
 from mtcabench.io import loads
-from mtcabench.services.models import DEFAULT_MODEL, PackagedModel, gguf_path, lookup
+from mtcabench.services.models import DEFAULT_MODEL, PackagedModel, gguf_path, packaged_model
 
 # DEFAULT_MODEL: the default model's short name (SmolLM2), as the services name it.
 
@@ -57,14 +57,6 @@ def model_cache_dir() -> Path:
     """Where converted models are kept."""
     env = os.environ.get("MTCABENCH_MODEL_CACHE")
     return Path(env) if env else Path.home() / ".cache" / "mtcabench" / "models"
-
-
-def packaged_model(name: str) -> PackagedModel | None:
-    """The packaged model a name means (its name or an alias), unless a file or folder of
-    that name exists (a path is a path)."""
-    if os.path.lexists(Path(name).expanduser()):
-        return None
-    return lookup(name)
 
 
 def _packaged_folder(model: PackagedModel) -> Path:

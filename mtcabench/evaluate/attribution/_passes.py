@@ -231,16 +231,20 @@ LayerFn = Callable[[int, Any, Any, Any, Any], None]
 SPLIT_ATTENTION = "mtcabench-split-sdpa"
 
 
+def sliding_window(module) -> int | None:
+    """The attention window of a layer, in tokens (None: causal only). Qwen2/3 keep it on each
+    attention module (None on their full-attention layers); Mistral passes its config's to the
+    attention function instead."""
+    if hasattr(module, "sliding_window"):
+        return module.sliding_window
+    return getattr(getattr(module, "config", None), "sliding_window", None)
+
+
 def _sliding(module) -> bool:
-    """Whether an attention module attends through a sliding window: Qwen2/3 keep it on each
-    module (None on their full-attention layers), Mistral on its config (as
-    :func:`~mtcabench.evaluate.attribution._attention.sliding_window` reads it), and a config
-    naming sliding layers has some."""
-    config = getattr(module, "config", None)
-    window = (module.sliding_window if hasattr(module, "sliding_window")
-              else getattr(config, "sliding_window", None))
-    layer_types = getattr(config, "layer_types", None) or []
-    return bool(window) or any("sliding" in str(t) for t in layer_types)
+    """Whether an attention module attends through a sliding window (:func:`sliding_window`),
+    or its config names sliding layers."""
+    layer_types = getattr(getattr(module, "config", None), "layer_types", None) or []
+    return bool(sliding_window(module)) or any("sliding" in str(t) for t in layer_types)
 
 
 def split_attention(module, query, key, value, attention_mask, dropout: float = 0.0,
