@@ -14,6 +14,13 @@ background, at low priority:
 ``--write-docs`` also writes it into docs/evaluate.md between its markers. ``--grid`` (dev)
 also replays Tokengeist's search settings one change at a time on the claims and on the
 domains study's values (its gold is built once under --gold, a few minutes, no model).
+
+``--peers`` runs the peers table's base scorers on the split's shortest claims conversations
+instead (issue 47, item 4; mtcabench/studies/_claims_peers.py): in the peers' virtual
+environment (their packages live there), for hours, resumable the same way:
+
+    nohup nice -n 19 $(scripts/setup_peers.sh --python) benchmarks/claims.py \\
+        --release runs/benchmark/release/2.1.0 --split test --peers > runs/claims-peers.log 2>&1 &
 """
 
 from __future__ import annotations
@@ -32,9 +39,13 @@ from mtcabench.benchmark import load_benchmark  # noqa: E402
 from mtcabench.errors import InputError  # noqa: E402
 from mtcabench.studies import (  # noqa: E402
     RESULTS,
+    WEIGHTS,
     Models,
     ResultStore,
+    chosen_k,
     claim_errors,
+    claim_peer_units,
+    claim_peers_table,
     claim_table,
     claim_units,
     claims_of,
@@ -58,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lock", type=Path, help="a flock file held while a unit runs the model")
     ap.add_argument("--grid", action="store_true", help="also the search settings, claims "
                     "beside values (the domains study's dev units), replayed without the model")
+    ap.add_argument("--peers", action="store_true", help="the peers table's base scorers on "
+                    "the split's shortest claims conversations (hours; in the peers' venv)")
     ap.add_argument("--gold", type=Path, default=ROOT / "runs" / "domains" / "gold",
                     help="where the domains study's gold is built once (for --grid)")
     args = ap.parse_args(argv)
@@ -73,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
             raise InputError(f"{args.release}: the release holds no claim (build it with "
                              "scripts/build_benchmark.sh)")
         store = ResultStore(args.results / "units")
+        if args.peers:
+            return peers(args, bench, store, log)
         if not args.table_only:
             units = claim_units(bench, args.split)
             log(f"{len(units)} conversations, {sum(len(u.spans) for u in units)} claims")
@@ -105,6 +120,27 @@ def main(argv: list[str] | None = None) -> int:
     except (InputError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3
+    return 0
+
+
+def peers(args, bench, store: ResultStore, log) -> int:
+    """The peers on claims: K chosen on the values' dev curve and AT2's training-split
+    weights, both from the studies' result files (benchmarks/study_plan.py)."""
+    k = chosen_k([r for _, r in store.results()])
+    weights = args.results / WEIGHTS
+    if k is None or not weights.is_file():
+        raise InputError(f"{args.results}: no K chosen on the dev curve or no AT2 weights "
+                         f"({weights}); run benchmarks/study_plan.py --stage curve --stage "
+                         "weights first")
+    if not args.table_only:
+        units = claim_peer_units(bench, args.split, k, weights)
+        log(f"{len(units)} units, {len({u.conversation.id for u in units})} conversations")
+        run_units(units, store, models=Models(), lock=args.lock, log=log)
+    table = claim_peers_table([r for _, r in store.results()], bench, args.split, k)
+    print(table)
+    if args.write_docs and table:
+        write_docs(args.write_docs, table, f"<!-- claims-peers-{args.split}:begin -->",
+                   f"<!-- claims-peers-{args.split}:end -->")
     return 0
 
 

@@ -72,6 +72,7 @@ from mtcabench.studies._claims import (
     claims_of,
     search_table,
 )
+from mtcabench.studies._claims_peers import claim_peer_units, claim_peers_table
 from mtcabench.studies._domains import (
     candidate_table,
     domain_gold,
@@ -124,6 +125,7 @@ from mtcabench.studies._studies import (
     RESULTS,
     SINK,
     STAGES,
+    WEIGHTS,
     chosen_k,
     comparison_units,
     load_gold,
@@ -154,12 +156,12 @@ from mtcabench.studies._units import (
 __all__ = [
     "AGGREGATES", "CACHE_FORMAT", "DEFAULT_MODEL", "DEFAULT_SCORER", "DEV_BUCKETS", "DOCS_BEGIN",
     "DOCS_END", "FIGURE", "FLOOR", "GOLD_DECIDED_AT", "GRID", "PLATEAU", "RESULTS", "SINK",
-    "SPLITS", "STAGES", "TEST_BUCKETS", "TRAIN_BUCKETS", "TRIALS", "Models", "Point",
+    "SPLITS", "STAGES", "TEST_BUCKETS", "TRAIN_BUCKETS", "TRIALS", "WEIGHTS", "Models", "Point",
     "PointResult", "ResultStore", "RunSummary", "Scores", "SearchPoint", "ShareTables",
     "SpanResult", "StudyResult", "Unit", "all_shares", "best_edge_f1", "build_gold",
     "by_conversation", "candidate_table", "check_training_split", "choose", "choose_k", "chosen_k",
     "code_commit", "comparison_units", "compute_shares", "conversation_fingerprint", "curve_units",
-    "claim_errors", "claim_table", "claim_units", "claims_of", "first_hop_shares", "llm_sample", "llm_submission",
+    "claim_errors", "claim_peer_units", "claim_peers_table", "claim_table", "claim_units", "claims_of", "first_hop_shares", "llm_sample", "llm_submission",
     "llm_table", "rejection_reasons", "targets_lines", "default_point", "describe", "digest",
     "domain_gold", "domain_table", "domain_units", "release_gold",
     "evaluate_point", "floor_scores", "gold_fingerprint", "load_cache", "load_gold", "md_table",
