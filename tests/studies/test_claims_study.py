@@ -17,6 +17,8 @@ from mtcabench.studies import (
     SearchPoint,
     ResultStore,
     claim_errors,
+    claim_peer_units,
+    claim_peers_table,
     claim_table,
     claim_units,
     claims_of,
@@ -91,3 +93,40 @@ def test_the_table_and_the_errors_from_the_result_files(sample_path, tiny_loaded
     assert sum(int(r[3]) for r in rows) == sum(s.span.turn for s in bench.spans)
     gold_first_hop = sum(1 for s in bench.spans for c, _ in s.graph.pairs() if c == s.span.turn)
     assert sum(int(r[3]) for r in rows if r[2].strip() == "gold parent") == gold_first_hop
+
+
+def test_the_peers_on_claims_seed_major_and_their_table(sample_path, tiny_loaded, tmp_path):
+    # The peers on claims (issue 47, item 4): every row at seed 0 before a second seed, the
+    # package rows on fewer conversations, labels apart from the values' units; the table
+    # from the result files, against Tokengeist over average attention on the same claims,
+    # with the floors of the claims study's units beside them.
+    bench = claims_of(_bench(sample_path, tmp_path))
+    units = claim_peer_units(bench, "dev", 2, None)
+    seeds = [u.seed for u in units]
+    assert seeds == sorted(seeds) and set(seeds) == {0, 1, 2}
+    assert units[0].scorer == "avg-attention" and all(u.setting.startswith("claims-")
+                                                      for u in units)
+    firsts = [u.scorer for u in units if u.seed == 0]
+    assert firsts.index("ablation") < firsts.index("peer-flashtrace")  # cheapest first
+    assert len([u for u in units if u.scorer == "peer-contextcite"]) == min(
+        2, len(claim_units(bench, "dev")))
+    ours = [replace(u, model=tiny_loaded.name) for u in units
+            if u.scorer in ("avg-attention", "ablation")
+            and (u.seed == 0 or u.conversation.id == units[0].conversation.id)]
+    claims = [replace(u, model=tiny_loaded.name) for u in claim_units(bench, "dev")]
+    store = ResultStore(tmp_path / "units")
+    run_units(ours + claims, store, models=Models(loaded=tiny_loaded), log=lambda _: None,
+              commit="x")
+    table = claim_peers_table([r for _, r in store.results()], bench, "dev", 2)
+    rows = {tuple(c.strip() for c in line.strip("|").split("|")[:2]): line.split("|")
+            for line in table.splitlines() if line.startswith("| ") and "---" not in line}
+    ref = rows[("tokengeist", "avg-attention")]
+    assert ref[7].strip() == "" and ref[12].strip() == "3 / 5"  # the reference: no difference
+    ablation = rows[("tokengeist", "ablation")]
+    # Seed 1 covers one conversation of three: the row is shown over seed 0, on every claim.
+    assert ablation[5].strip() == "1" and ablation[12].strip() == "3 / 5"
+    assert ablation[7].strip().startswith(("+", "-"))  # a paired difference
+    assert int(ablation[10].strip()) == 3  # K + 1 passes per conversation, measured
+    for floor in FLOORS:
+        assert rows[(floor, "-")][10].strip() == "0"
+    assert claim_peers_table([r for _, r in store.results()], bench, "test", 2) == ""
