@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import copy
+import re
+from pathlib import Path
 
 import pytest
 
 from mtcabench.errors import InputError
 from mtcabench.evaluate import render_conversation
+from mtcabench.evaluate.attribution._render import tool_results_apart
 from mtcabench.ingest import read_taubench
 from mtcabench.model import Conversation, Role
 
@@ -130,3 +133,65 @@ def test_dropping_sentences_keeps_every_other_position(loaded, taubench_conversa
             a, b = lay.turn_tokens(turn.index)
             assert loaded.tokenizer.decode(lay.input_ids[a:b]) == turn.text
     assert not drop & set(lay.token_sentence.tolist())
+
+
+#: Qwen2.5's tool block, as its chat template writes it: one block for consecutive results.
+MERGING = (
+    "{%- for message in messages %}"
+    "{%- if message.role == 'tool' %}"
+    "{%- if (loop.index0 == 0) or (messages[loop.index0 - 1].role != \"tool\") %}"
+    "{{- '<|im_start|>user' }}{%- endif %}"
+    "{{- '\\n<tool_response>\\n' }}{{- message.content }}{{- '\\n</tool_response>' }}"
+    "{%- if loop.last or (messages[loop.index0 + 1].role != \"tool\") %}"
+    "{{- '<|im_end|>\\n' }}{%- endif %}"
+    "{%- else %}{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}"
+    "{%- endif %}{%- endfor %}")
+
+
+def two_results_in_a_row() -> Conversation:
+    """The refund example: the agent calls two tools at once, their results stand together."""
+    from mtcabench.transcripts import read_transcript
+
+    conv = read_transcript(Path(__file__).parents[1] / "transcripts" / "examples"
+                           / "refund_agent.json")
+    roles = [t.role for t in conv.turns]
+    assert any(a is b is Role.TOOL for a, b in zip(roles, roles[1:]))
+    return conv
+
+
+def test_a_template_merging_tool_results_renders_each_in_its_own_block(loaded, sample_path):
+    # Qwen2.5's template opens one block before consecutive tool results and closes it after
+    # the last: two results in a row could not be rendered turn by turn (the Qwen models were
+    # refused on most tau2 runs). The loader rewrites it to a block per result.
+    conv = two_results_in_a_row()
+    with pytest.raises(InputError, match="concatenation of its turns"):
+        render_conversation(conv, with_template(loaded.tokenizer, MERGING))
+    apart = with_template(loaded.tokenizer, tool_results_apart(MERGING))
+    check_exact(conv, apart)
+    r = render_conversation(conv, apart)
+    tools = [t.index for t in conv.turns if t.role is Role.TOOL]
+    assert [r.full.text[slice(*r.segments[i])] for i in tools] == [
+        f"<|im_start|>user\n<tool_response>\n{conv.turns[i].text}\n</tool_response><|im_end|>\n"
+        for i in tools]
+    # Where no two results stand together, the rendering is the template's own, byte for byte.
+    for c in read_taubench(sample_path):
+        assert (render_conversation(c, apart).full.text
+                == render_conversation(c, with_template(loaded.tokenizer, MERGING)).full.text)
+    # Other templates are left as they are.
+    assert tool_results_apart(TRIM) == TRIM and tool_results_apart(None) is None
+
+
+def test_the_packaged_qwen_template_is_the_one_rewritten():
+    # The rewrite matches the real template (scripts/setup.sh installs the 0.5B Qwen model):
+    # it changes the two conditions and nothing else.
+    from gguf import GGUFReader
+
+    from mtcabench.services.models import gguf_path
+
+    field = GGUFReader(gguf_path("qwen2.5-coder-0.5b")).fields["tokenizer.chat_template"]
+    template = bytes(field.parts[field.data[0]]).decode()
+    apart = tool_results_apart(template)
+    assert apart != template and apart.count("{%- if true %}") == 2
+    assert apart.replace("{%- if true %}", "") == re.sub(
+        r"\{%- if (\(loop\.index0 == 0\) or \(messages\[loop\.index0 - 1\]\.role != \"tool\"\)"
+        r"|loop\.last or \(messages\[loop\.index0 \+ 1\]\.role != \"tool\"\)) %\}", "", template)

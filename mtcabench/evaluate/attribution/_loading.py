@@ -31,6 +31,7 @@ from typing import Any
 
 from mtcabench.errors import InputError, needs_extra
 from mtcabench.io import loads
+from mtcabench.evaluate.attribution._render import tool_results_apart
 from mtcabench.services.models import DEFAULT_MODEL, PackagedModel, gguf_path, packaged_model
 
 # DEFAULT_MODEL: the default model's short name (SmolLM2), as the services name it.
@@ -357,6 +358,7 @@ def _load(name: str, source: str, display: str, device: str, torch_dtype,
                          "conversations with it, so choose a chat (instruct) model")
     if not getattr(tokenizer, "is_fast", False):
         raise InputError(f"model {name}: needs a fast tokenizer (character offsets of tokens)")
+    tokenizer.chat_template = tool_results_apart(tokenizer.chat_template)
     model.to(device)
     model.eval()
     model.requires_grad_(False)

@@ -20,6 +20,7 @@ position to its new place.
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -34,6 +35,28 @@ from mtcabench.model import Conversation, Role
 #: Stands in for a turn's text to find where the template puts it; private-use characters
 #: that no template adds and no tokenizer merges with neighbouring text in a way that matters.
 SENTINEL = "\ue000mtcabench-turn-text\ue001"
+
+
+#: The conditions of a chat template that puts consecutive tool results into one block
+#: (Qwen2.5's and Qwen3's: open it before the first result, close it after the last). There,
+#: adding a tool result rewrites the rendering of the one before it (its closing tag moves),
+#: so the conversation is not the concatenation of its turns and could not be rendered.
+_MERGING = (re.compile(r'\((?:loop\.index0 == 0|loop\.first)\) or \(messages\[loop\.index0 - 1\]'
+                       r'\.role != "tool"\)|(?:loop\.index0 == 0|loop\.first) or \(messages\['
+                       r'loop\.index0 - 1\]\.role != "tool"\)'),
+            re.compile(r'loop\.last or \(messages\[loop\.index0 \+ 1\]\.role != "tool"\)'))
+
+
+def tool_results_apart(template: str | None) -> str | None:
+    """``template`` with each tool result in a block of its own: the merging conditions of
+    :data:`_MERGING` made true. Where a tool result stands alone they are true already, so
+    such a conversation renders byte for byte as before; two in a row render as two blocks,
+    each turn its own segment (docs/evaluate.md, "Models"). Other templates are unchanged."""
+    if not template or not all(p.search(template) for p in _MERGING):
+        return template
+    for p in _MERGING:
+        template = p.sub("true", template)
+    return template
 
 
 def chat_message(turn) -> dict[str, Any]:
