@@ -73,6 +73,7 @@ from mtcabench.studies._claims import (
     search_table,
 )
 from mtcabench.studies._claims_peers import claim_peer_units, claim_peers_table
+from mtcabench.studies._models import model_root, model_table, model_units
 from mtcabench.studies._domains import (
     candidate_table,
     domain_gold,
@@ -165,7 +166,7 @@ __all__ = [
     "llm_table", "rejection_reasons", "targets_lines", "default_point", "describe", "digest",
     "domain_gold", "domain_table", "domain_units", "release_gold",
     "evaluate_point", "floor_scores", "gold_fingerprint", "load_cache", "load_gold", "md_table",
-    "missing", "objective", "parameter_study", "plan", "render", "replay", "rounded", "run_grid",
+    "missing", "model_root", "model_table", "model_units", "objective", "parameter_study", "plan", "render", "replay", "rounded", "run_grid",
     "run_plan", "run_units", "sample", "score_graphs", "score_test", "search_table", "signature",
     "split_of",
     "to_entry", "write_docs", "write_split_benchmark", "write_submission", "write_tables",

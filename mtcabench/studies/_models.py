@@ -1,0 +1,87 @@
+"""The evaluator's base model (issue 47, item 3): Tokengeist and flat over average attention
+with each packaged model, on the claims and on the values of the same dev samples, quality
+against cost per conversation.
+
+**Samples**: the claims study's split (:func:`claim_units`: every conversation holding a claim)
+and the domains study's sample of the same split (:func:`domain_units`, the two shortest
+conversations per domain and agent model): the samples the claims grid compared the search
+settings on. **Units**: each model's own store, ``RESULTS/models/<model>/units`` (a unit's file
+is named by split, scorer, setting, seed and conversation, not by model: one store per model
+keeps one model's run from replacing another's), the default settings. **Table**
+(:func:`model_table`): per model and sample, Tokengeist's edge F1 and source recall with 95%
+conversation-clustered intervals, the paired difference from the first model on the same spans,
+flat's edge F1, and model seconds and forward passes per conversation (the machine's own, the
+units run one model at a time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from mtcabench.benchmark import Benchmark
+from mtcabench.files import derived_name
+from mtcabench.studies._claims import claim_units
+from mtcabench.studies._domains import domain_units
+from mtcabench.studies._results import StudyResult
+from mtcabench.studies._tables import compare, cost_of, diff_ci, md, spans_of, with_ci
+from mtcabench.studies._units import Unit
+
+#: The domains study's sample size per (domain, agent model).
+PER_GROUP = 2
+
+
+def model_root(results: Path, model: str) -> Path:
+    """Where a model's units live under the studies' results folder."""
+    return Path(results) / "models" / derived_name(model, default="model")
+
+
+def model_units(claims: Benchmark, values: Benchmark, split: str, model: str) -> list[Unit]:
+    """The claims sample's units, then the values sample's, under ``model``."""
+    return [replace(u, model=model) for u in (*claim_units(claims, split),
+                                               *domain_units(values, split, PER_GROUP))]
+
+
+def _sample(results: Sequence[StudyResult], units: Sequence[Unit]) -> list[StudyResult]:
+    want = {(u.conversation.id, u.scorer, u.setting) for u in units}
+    return [r for r in results if r.seed == 0 and r.split == units[0].split
+            and (r.conversation_id, r.scorer, r.setting) in want] if units else []
+
+
+def model_table(by_model: dict[str, Sequence[StudyResult]], claims: Benchmark,
+                values: Benchmark, split: str) -> str:
+    """The table of the module docstring; the first model of ``by_model`` is the reference."""
+    samples = {"claims": claim_units(claims, split),
+               "values": domain_units(values, split, PER_GROUP)}
+    refs: dict[str, object] = {}
+    rows = []
+    for model, results in by_model.items():
+        for name, units in samples.items():
+            got = _sample(results, units)
+            if not got:
+                continue
+            tg = spans_of(got, "default", "tokengeist")
+            ref = refs.setdefault(name, tg)
+            f, used, n = compare(tg, None if ref is tg else ref)
+            flat, _, _ = compare(spans_of(got, "default", "flat"), None)
+            cost = cost_of(got, "default", "tokengeist")
+            complete = f"{len(got)} of {len(units)}" if len(got) < len(units) else str(n)
+            rows.append([model, name, f"{complete} / {len(used.ids)}", with_ci(f["edge_f1"]),
+                         diff_ci(f["edge_f1"]), with_ci(f["source_recall"]),
+                         diff_ci(f["source_recall"]), with_ci(flat["edge_f1"]),
+                         f"{cost.seconds:.1f}" if cost else "",
+                         f"{cost.passes:.1f}" if cost else ""])
+    if not rows:
+        return ""
+    first = next(iter(by_model))
+    lines = [f"The evaluator's base model, {split} split: Tokengeist over average attention at the "
+             "default search settings on the claims study's claims and on the domains study's "
+             f"value spans (the {PER_GROUP} shortest conversations per domain and agent model); "
+             "95% conversation-clustered bootstrap intervals (1,000 resamples); differences "
+             f"from {first} paired on the same spans; model seconds and forward passes per "
+             "conversation on this machine (2 cores, float32), one model at a time.", ""]
+    lines += md(["model", "spans", "conv. / spans", "Tokengeist edge F1", "difference",
+                 "source R", "difference", "flat edge F1", "s / conv.", "passes / conv."],
+                rows, left=2)
+    return "\n".join(lines)
