@@ -23,6 +23,9 @@ from mtcabench.studies import (
     claim_units,
     claims_of,
     first_hop_shares,
+    model_root,
+    model_table,
+    model_units,
     run_units,
     search_table,
 )
@@ -130,3 +133,30 @@ def test_the_peers_on_claims_seed_major_and_their_table(sample_path, tiny_loaded
     for floor in FLOORS:
         assert rows[(floor, "-")][10].strip() == "0"
     assert claim_peers_table([r for _, r in store.results()], bench, "test", 2) == ""
+
+
+def test_the_base_models_side_by_side_each_in_a_store_of_its_own(sample_path, tiny_loaded,
+                                                                 tmp_path):
+    # Issue 47, item 3: a model's units live apart (a unit's file is not named by model, so a
+    # second model in the same store would replace the first's), the first model is the
+    # reference, and claims and values are rows of their own with their costs.
+    bench = claims_of(_bench(sample_path, tmp_path))
+    assert model_root(tmp_path, "a/b.gguf") == tmp_path / "models" / "a_b.gguf"
+    assert model_root(tmp_path, "m1") != model_root(tmp_path, "m2")
+    units = model_units(bench, bench, "dev", tiny_loaded.name)
+    assert {u.model for u in units} == {tiny_loaded.name}
+    store = ResultStore(model_root(tmp_path, tiny_loaded.name) / "units")
+    run_units(units, store, models=Models(loaded=tiny_loaded), log=lambda _: None,
+              commit="x")
+    got = [r for _, r in store.results()]
+    table = model_table({"first": got, "second": got}, bench, bench, "dev")
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in table.splitlines()
+            if line.startswith(("| first", "| second"))]
+    assert [r[:2] for r in rows] == [["first", "claims"], ["first", "values"],
+                                     ["second", "claims"], ["second", "values"]]
+    assert rows[0][4] == "" and rows[2][4].startswith("+0.000")  # paired on the same spans
+    assert rows[0][2] == "3 / 5" and float(rows[0][8]) >= 0 and float(rows[0][9]) >= 1
+    # A model whose run stopped early says how far it got.
+    part = model_table({"first": got, "second": [r for r in got if r.setting == "claims"][:1]},
+                       bench, bench, "dev")
+    assert "| second | claims | 1 of 3 / " in part
