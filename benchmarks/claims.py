@@ -43,6 +43,7 @@ from mtcabench.studies import (  # noqa: E402
     Models,
     ResultStore,
     chosen_k,
+    claim_bounds,
     claim_errors,
     claim_peer_units,
     claim_peers_table,
@@ -96,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
         table = claim_table(results, bench, args.split)
         errors = claim_errors(results, bench, args.split)
         shares = first_hop_shares(results, bench, args.split)
-        print(table, errors, shares, sep="\n\n")
+        bounds = claim_bounds(results, bench, args.split)
+        print(table, errors, shares, bounds, sep="\n\n")
         if args.write_docs and table:
             write_docs(args.write_docs, table, f"<!-- claims-{args.split}:begin -->",
                        f"<!-- claims-{args.split}:end -->")
@@ -104,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
                        f"<!-- claims-{args.split}-errors:end -->")
             write_docs(args.write_docs, shares, f"<!-- claims-{args.split}-shares:begin -->",
                        f"<!-- claims-{args.split}-shares:end -->")
+            write_docs(args.write_docs, bounds, f"<!-- claims-{args.split}-bounds:begin -->",
+                       f"<!-- claims-{args.split}-bounds:end -->")
         if args.grid:
             values = domain_gold(args.gold, release_2_tau2_files(tau2_folder()),
                                  taubench_airline_path())

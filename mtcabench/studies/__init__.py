@@ -72,6 +72,7 @@ from mtcabench.studies._claims import (
     claims_of,
     search_table,
 )
+from mtcabench.studies._claims_bounds import claim_bounds
 from mtcabench.studies._claims_peers import claim_peer_units, claim_peers_table
 from mtcabench.studies._models import model_root, model_table, model_units
 from mtcabench.studies._domains import (
@@ -162,7 +163,7 @@ __all__ = [
     "SpanResult", "StudyResult", "Unit", "all_shares", "best_edge_f1", "build_gold",
     "by_conversation", "candidate_table", "check_training_split", "choose", "choose_k", "chosen_k",
     "code_commit", "comparison_units", "compute_shares", "conversation_fingerprint", "curve_units",
-    "claim_errors", "claim_peer_units", "claim_peers_table", "claim_table", "claim_units", "claims_of", "first_hop_shares", "llm_sample", "llm_submission",
+    "claim_bounds", "claim_errors", "claim_peer_units", "claim_peers_table", "claim_table", "claim_units", "claims_of", "first_hop_shares", "llm_sample", "llm_submission",
     "llm_table", "rejection_reasons", "targets_lines", "default_point", "describe", "digest",
     "domain_gold", "domain_table", "domain_units", "release_gold",
     "evaluate_point", "floor_scores", "gold_fingerprint", "load_cache", "load_gold", "md_table",

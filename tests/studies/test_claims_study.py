@@ -16,6 +16,7 @@ from mtcabench.studies import (
     Models,
     SearchPoint,
     ResultStore,
+    claim_bounds,
     claim_errors,
     claim_peer_units,
     claim_peers_table,
@@ -96,6 +97,18 @@ def test_the_table_and_the_errors_from_the_result_files(sample_path, tiny_loaded
     assert sum(int(r[3]) for r in rows) == sum(s.span.turn for s in bench.spans)
     gold_first_hop = sum(1 for s in bench.spans for c, _ in s.graph.pairs() if c == s.span.turn)
     assert sum(int(r[3]) for r in rows if r[2].strip() == "gold parent") == gold_first_hop
+    # How far from the bar, and what bounds it: every first-hop gold parent is within the
+    # search's reach or out of it under its role; the kinds add up to all.
+    bounds = claim_bounds(results, bench, "dev")
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.strip("|").split("|")]
+            for line in bounds.splitlines() if line.startswith(("| kind:", "| domain:", "| all"))}
+    whole = rows["all"]
+    assert int(whole[6]) == gold_first_hop
+    assert int(whole[7].split()[0]) + sum(int(c) for c in whole[9:13]) == gold_first_hop
+    assert int(whole[8]) <= int(whole[7].split()[0])  # found among the reachable only
+    kinds = [r for label, r in rows.items() if label.startswith("kind:")]
+    assert sum(int(r[6]) for r in kinds) == gold_first_hop
+    assert float(whole[3]) == round(float(whole[2].split()[0]) - 0.70, 3)
 
 
 def test_the_peers_on_claims_seed_major_and_their_table(sample_path, tiny_loaded, tmp_path):
