@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from itertools import zip_longest
 from pathlib import Path
 
 from mtcabench.benchmark import Benchmark
@@ -38,9 +39,12 @@ def model_root(results: Path, model: str) -> Path:
 
 
 def model_units(claims: Benchmark, values: Benchmark, split: str, model: str) -> list[Unit]:
-    """The claims sample's units, then the values sample's, under ``model``."""
-    return [replace(u, model=model) for u in (*claim_units(claims, split),
-                                               *domain_units(values, split, PER_GROUP))]
+    """The claims sample's units and the values sample's under ``model``, taken in turn, each
+    shortest first: a larger model's run stopped early holds both (the table pairs it with the
+    reference on the spans it holds), and the same command goes on from there."""
+    c, v = claim_units(claims, split), domain_units(values, split, PER_GROUP)
+    both = [u for pair in zip_longest(c, v) for u in pair if u is not None]
+    return [replace(u, model=model) for u in both]
 
 
 def _sample(results: Sequence[StudyResult], units: Sequence[Unit]) -> list[StudyResult]:
@@ -54,7 +58,7 @@ def model_table(by_model: dict[str, Sequence[StudyResult]], claims: Benchmark,
     """The table of the module docstring; the first model of ``by_model`` is the reference."""
     samples = {"claims": claim_units(claims, split),
                "values": domain_units(values, split, PER_GROUP)}
-    refs: dict[str, object] = {}
+    refs: dict[str, tuple] = {}
     rows = []
     for model, results in by_model.items():
         for name, units in samples.items():
@@ -62,15 +66,21 @@ def model_table(by_model: dict[str, Sequence[StudyResult]], claims: Benchmark,
             if not got:
                 continue
             tg = spans_of(got, "default", "tokengeist")
-            ref = refs.setdefault(name, tg)
+            ref, ref_units = refs.setdefault(name, (tg, got))
             f, used, n = compare(tg, None if ref is tg else ref)
             flat, _, _ = compare(spans_of(got, "default", "flat"), None)
             cost = cost_of(got, "default", "tokengeist")
+            # Model time against the reference's on the same conversations (a stopped run
+            # holds the shorter ones).
+            mine = {r.conversation_id for r in got}
+            base = sum(r.seconds for r in ref_units if r.conversation_id in mine)
+            ratio = sum(r.seconds for r in got) / base if base else None
             complete = f"{len(got)} of {len(units)}" if len(got) < len(units) else str(n)
             rows.append([model, name, f"{complete} / {len(used.ids)}", with_ci(f["edge_f1"]),
                          diff_ci(f["edge_f1"]), with_ci(f["source_recall"]),
                          diff_ci(f["source_recall"]), with_ci(flat["edge_f1"]),
                          f"{cost.seconds:.1f}" if cost else "",
+                         f"{ratio:.1f}x" if ratio is not None else "",
                          f"{cost.passes:.1f}" if cost else ""])
     if not rows:
         return ""
@@ -79,9 +89,10 @@ def model_table(by_model: dict[str, Sequence[StudyResult]], claims: Benchmark,
              "default search settings on the claims study's claims and on the domains study's "
              f"value spans (the {PER_GROUP} shortest conversations per domain and agent model); "
              "95% conversation-clustered bootstrap intervals (1,000 resamples); differences "
-             f"from {first} paired on the same spans; model seconds and forward passes per "
-             "conversation on this machine (2 cores, float32), one model at a time.", ""]
+             f"from {first} paired on the same spans; model seconds per conversation, the same "
+             f"against {first}'s on the same conversations, and forward passes per conversation, "
+             "on this machine (2 cores, float32), one model at a time.", ""]
     lines += md(["model", "spans", "conv. / spans", "Tokengeist edge F1", "difference",
-                 "source R", "difference", "flat edge F1", "s / conv.", "passes / conv."],
+                 "source R", "difference", "flat edge F1", "s / conv.", "time", "passes / conv."],
                 rows, left=2)
     return "\n".join(lines)

@@ -158,6 +158,8 @@ def test_the_base_models_side_by_side_each_in_a_store_of_its_own(sample_path, ti
     assert model_root(tmp_path, "m1") != model_root(tmp_path, "m2")
     units = model_units(bench, bench, "dev", tiny_loaded.name)
     assert {u.model for u in units} == {tiny_loaded.name}
+    # Claims and values in turn: a larger model's run stopped early holds both.
+    assert [u.study for u in units[:4]] == ["claims", "domains", "claims", "domains"]
     store = ResultStore(model_root(tmp_path, tiny_loaded.name) / "units")
     run_units(units, store, models=Models(loaded=tiny_loaded), log=lambda _: None,
               commit="x")
@@ -168,7 +170,8 @@ def test_the_base_models_side_by_side_each_in_a_store_of_its_own(sample_path, ti
     assert [r[:2] for r in rows] == [["first", "claims"], ["first", "values"],
                                      ["second", "claims"], ["second", "values"]]
     assert rows[0][4] == "" and rows[2][4].startswith("+0.000")  # paired on the same spans
-    assert rows[0][2] == "3 / 5" and float(rows[0][8]) >= 0 and float(rows[0][9]) >= 1
+    assert rows[0][2] == "3 / 5" and float(rows[0][8]) >= 0 and float(rows[0][10]) >= 1
+    assert rows[2][9] in ("1.0x", "")  # the same units: the reference's time (none if 0 s)
     # A model whose run stopped early says how far it got.
     part = model_table({"first": got, "second": [r for r in got if r.setting == "claims"][:1]},
                        bench, bench, "dev")
