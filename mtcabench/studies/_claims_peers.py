@@ -6,7 +6,8 @@ model-free floors beside them.
 
 **Sample** (:func:`claim_peer_units`): the :data:`CONVERSATIONS` shortest conversations of the
 split that hold a claim (the claims study's order), every claim of each; a row that costs a
-package call per query on fewer (:data:`SAMPLE_OF`). A pass over a tau2 conversation costs a
+package call per query on fewer, the two rows of one pass per conversation (average attention,
+the reference, and AT2) on every conversation of the split (:data:`SAMPLE_OF`). A pass over a tau2 conversation costs a
 minute on this machine (its policy is thousands of tokens), so the ablation scorer's 33 passes
 per conversation and seed are what the sample is sized for.
 
@@ -38,8 +39,10 @@ from mtcabench.studies._units import SearchPoint, Unit
 STUDY = "claims-peers"
 #: The conversations of the sample (the split's shortest holding a claim).
 CONVERSATIONS = 5
-#: Rows that cost a package call per query (and FlashTrace's 30-60 s per span) on fewer.
-SAMPLE_OF = {"peer-flashtrace": 3, "peer-contextcite": 2}
+#: Rows that cost a package call per query (and FlashTrace's 30-60 s per span) on fewer; the
+#: rows of one pass per conversation on the whole split (None).
+SAMPLE_OF: dict[str, int | None] = {"avg-attention": None, "at2": None, "peer-flashtrace": 3,
+                                    "peer-contextcite": 2}
 #: Cheapest first (a pass or two per conversation, then the sampling scorers, then the
 #: packages run once per query).
 ORDER = ("avg-attention", "at2", "peer-at2", "attntrace", "ablation", "peer-flashtrace",
@@ -53,7 +56,7 @@ def setting_of(row: plan.Row) -> str:
 
 def claim_peer_units(bench: Benchmark, split: str, k: int, weights) -> list[Unit]:
     """Every (seed, row, conversation) unit of the sample, seed-major, cheapest row first."""
-    chosen = claim_units(bench, split)[:CONVERSATIONS]
+    chosen = claim_units(bench, split)
     rows = sorted(plan.peer_rows(k, weights), key=lambda r: ORDER.index(r.scorer))
     out = []
     for seed in plan.SEEDS:
@@ -61,7 +64,7 @@ def claim_peer_units(bench: Benchmark, split: str, k: int, weights) -> list[Unit
             if seed not in row.seeds:
                 continue
             methods = ("flat",) if row.queries == "flat" else ("tokengeist", "flat")
-            for u in chosen[: SAMPLE_OF.get(row.scorer, CONVERSATIONS)]:
+            for u in chosen[: SAMPLE_OF.get(row.scorer, CONVERSATIONS)]:  # [:None]: all
                 out.append(Unit(STUDY, split, u.conversation, u.spans, row.scorer,
                                 setting_of(row), row.at_seed(seed), row.queries,
                                 (SearchPoint("default", methods=methods),), plan.MODEL))
@@ -82,7 +85,7 @@ def _covering_seeds(units: Sequence[StudyResult]) -> list[StudyResult]:
 def claim_peers_table(results: Sequence[StudyResult], bench: Benchmark, split: str, k: int
                       ) -> str:
     """The table of the module docstring, from the result files (no model)."""
-    sample = [u.conversation.id for u in claim_units(bench, split)[:CONVERSATIONS]]
+    sample = [u.conversation.id for u in claim_units(bench, split)]
     mine = [r for r in results if r.split == split and r.conversation_id in sample]
     ref_units = [r for r in mine if r.scorer == "avg-attention"
                  and r.setting == setting_of(plan.AVG) and r.seed == 0]
@@ -115,9 +118,10 @@ def claim_peers_table(results: Sequence[StudyResult], bench: Benchmark, split: s
         table.append(_cells(method, "-", "", "model-free", 1, f, Cost(0, 0, "none"), n,
                             len(used.ids)))
     lines = [
-        f"Claims, {split} split, the peers: the {len(ref_units)} shortest conversations of the "
-        f"split holding a claim (all their {len(ref.ids)} claims; FlashTrace and ContextCite on "
-        "their first ones), every row at the default search settings, SmolLM2-135M; the "
+        f"Claims, {split} split, the peers: the {CONVERSATIONS} shortest conversations of the "
+        "split holding a claim, all their claims (FlashTrace and ContextCite on the first "
+        f"ones; average attention and AT2, one pass each, on all {len(ref_units)} conversations "
+        "with a claim), every row at the default search settings, SmolLM2-135M; the "
         "ablation scorer at K = "
         f"{k} (chosen on the values' dev curve), AT2 with its training-split weights. "
         "Differences from Tokengeist over average attention on the same claims with 95% "
