@@ -93,8 +93,6 @@ def claim_peers_table(results: Sequence[StudyResult], bench: Benchmark, split: s
         return ""
     ref = spans_of(ref_units, "default", "tokengeist")
     table = []
-    via = {"peer-contextcite": "its package", "peer-at2": "its package",
-           "peer-flashtrace": "its package"}
     for row in sorted(plan.peer_rows(k, None), key=lambda r: ORDER.index(r.scorer)):
         units = _covering_seeds([r for r in mine if r.scorer == row.scorer
                                  and r.setting == setting_of(row)])
@@ -106,8 +104,7 @@ def claim_peers_table(results: Sequence[StudyResult], bench: Benchmark, split: s
             is_ref = row.scorer == "avg-attention" and method == "tokengeist"
             f, used, n = compare(spans_of(units, "default", method), None if is_ref else ref)
             seeds = len({u.seed for u in units})
-            how = via.get(row.scorer, "mtcabench") + (", per step" if via.get(row.scorer)
-                                                      and method == "tokengeist" else "")
+            how = plan.via(row.scorer, method)
             table.append(_cells(method, row.scorer, row.setting, how, seeds, f,
                                 cost_of(units, "default", method), n, len(used.ids)))
     # The floors, from the claims study's units of the same conversations (no model).

@@ -72,6 +72,18 @@ AT2_CONVERSATIONS, AT2_MAX_CHARS = 8, 9_000
 MODEL = "smollm2-135m-instruct"
 
 
+#: The rows run through the method's own package (once per query), not through mtcabench.
+PACKAGES = ("peer-contextcite", "peer-at2", "peer-flashtrace")
+
+
+def via(scorer: str, method: str) -> str:
+    """How a table row's scores were made: mtcabench, or the package (per step under
+    Tokengeist, as its package would be run)."""
+    if scorer not in PACKAGES:
+        return "mtcabench"
+    return "its package" + (", per step" if method == "tokengeist" else "")
+
+
 def length(conversation: Conversation, spans: Sequence[BenchmarkSpan]) -> int:
     """What a unit's model time grows with: the characters of the turns up to the last span."""
     last = max((s.span.turn for s in spans), default=len(conversation.turns) - 1)

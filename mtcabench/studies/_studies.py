@@ -416,8 +416,6 @@ def peers_table(results: Sequence[StudyResult], k: int | None, tuning: dict | No
         return ""
     ref = spans_of(ref_units, "tuned-tokengeist", "tokengeist")
     table = []
-    via = {"peer-contextcite": "its package", "peer-at2": "its package",
-           "peer-flashtrace": "its package"}
     for row in plan.peer_rows(k, None):
         units = select(results, "test", row.scorer, row.setting)
         if not units:
@@ -430,8 +428,7 @@ def peers_table(results: Sequence[StudyResult], k: int | None, tuning: dict | No
             is_ref = row.scorer == "avg-attention" and method == "tokengeist"
             f, cost, n, m = _row(sp, None if is_ref else ref, units, method, point)
             seeds = len({u.seed for u in units})
-            how = via.get(row.scorer, "mtcabench") + (", per step" if via.get(row.scorer)
-                                                      and method == "tokengeist" else "")
+            how = plan.via(row.scorer, method)
             table.append(_peer_cells(method, row.scorer, row.setting, how, seeds, f, cost, n, m))
     for method in FLOORS:
         if floors:
