@@ -11,9 +11,10 @@ background, at low priority:
         --split test > runs/claims.log 2>&1 &
 
 ``--table-only`` prints the table from the result files without the model (seconds);
-``--write-docs`` also writes it into docs/evaluate.md between its markers. ``--grid`` (dev)
-also replays Tokengeist's search settings one change at a time on the claims and on the
-domains study's values (its gold is built once under --gold, a few minutes, no model).
+``--write-docs`` also writes it into docs/evaluate.md between its markers. ``--grid`` also
+replays Tokengeist's search settings one change at a time on the claims and on the domains
+study's values of the split (its gold is built once under --gold, a few minutes, no model):
+the settings are chosen on dev; the test split's grid only reports what that choice gives.
 
 ``--peers`` runs the peers table's base scorers on the split's shortest claims conversations
 instead (issue 47, item 4; mtcabench/studies/_claims_peers.py): in the peers' virtual
@@ -69,7 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--write-docs", type=Path, nargs="?", const=ROOT / "docs" / "evaluate.md")
     ap.add_argument("--lock", type=Path, help="a flock file held while a unit runs the model")
     ap.add_argument("--grid", action="store_true", help="also the search settings, claims "
-                    "beside values (the domains study's dev units), replayed without the model")
+                    "beside values (the domains study's units of the split), replayed without "
+                    "the model (chosen on dev; test reports)")
     ap.add_argument("--peers", action="store_true", help="the peers table's base scorers on "
                     "the split's shortest claims conversations (hours; in the peers' venv)")
     ap.add_argument("--gold", type=Path, default=ROOT / "runs" / "domains" / "gold",
@@ -111,16 +113,18 @@ def main(argv: list[str] | None = None) -> int:
         if args.grid:
             values = domain_gold(args.gold, release_2_tau2_files(tau2_folder()),
                                  taubench_airline_path())
-            sample = {u.conversation.id for u in domain_units(values, "dev", 2)}
-            value_results = [r for r in results if r.split == "dev" and r.setting == "default"
-                             and r.scorer == "avg-attention" and r.seed == 0
-                             and r.conversation_id in sample]
-            claim_results = [r for r in results if r.split == "dev" and r.setting == "claims"]
-            grid = search_table(claim_results, bench, value_results, values)
+            sample = {u.conversation.id for u in domain_units(values, args.split, 2)}
+            value_results = [r for r in results if r.split == args.split
+                             and r.setting == "default" and r.scorer == "avg-attention"
+                             and r.seed == 0 and r.conversation_id in sample]
+            claim_results = [r for r in results if r.split == args.split
+                             and r.setting == "claims"]
+            grid = search_table(claim_results, bench, value_results, values, args.split)
             print(grid)
-            if args.write_docs and grid:
-                write_docs(args.write_docs, grid, "<!-- claims-grid:begin -->",
-                           "<!-- claims-grid:end -->")
+            if args.write_docs and grid:  # dev chooses; test only reports what dev chose
+                block = "claims-grid" if args.split == "dev" else "claims-grid-test"
+                write_docs(args.write_docs, grid, f"<!-- {block}:begin -->",
+                           f"<!-- {block}:end -->")
     except (InputError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3

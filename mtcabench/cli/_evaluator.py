@@ -90,6 +90,14 @@ def match_values() -> Any:
                         "found verbatim in earlier turns, choose its parents among those turns.")
 
 
+def open_system() -> Any:
+    return typer.Option(_SEARCH.open_system, "--open-system", metavar="SHARE",
+                        help="For a claim (a target span no earlier turn holds the text of), "
+                        "keep the system turn (the policy) as a parent when its share is at "
+                        "least SHARE, past --top-k and --alpha (off by default; measured in "
+                        "docs/evaluate.md, Claims).")
+
+
 def max_tokens(beyond: str) -> Any:
     """``--max-tokens``; ``beyond`` says what happens to a span past the limit."""
     return typer.Option(_TRACE.max_tokens, "--max-tokens", help="Token limit (default: the "
@@ -117,9 +125,10 @@ def dtype() -> Any:
 
 
 def search_settings(top_k: int, threshold: float, d_max: int, alpha: float,
-                    match_values: bool = _SEARCH.match_values) -> SearchSettings:
+                    match_values: bool = _SEARCH.match_values,
+                    open_system: float | None = _SEARCH.open_system) -> SearchSettings:
     return SearchSettings(top_k=top_k, threshold=threshold, d_max=d_max, alpha=alpha,
-                          match_values=match_values)
+                          match_values=match_values, open_system=open_system)
 
 
 #: Where ``--help`` lists the generated options.

@@ -52,6 +52,7 @@ def explain(
     d_max: int = ev.d_max(),
     alpha: float = ev.alpha(),
     match_values: bool = ev.match_values(),
+    open_system: float | None = ev.open_system(),
     max_tokens: int | None = ev.max_tokens(
         "a span past it is attributed in a context window of the conversation (earlier "
         "turns shortened)."),
@@ -87,8 +88,8 @@ def explain(
     from mtcabench.transcripts import read_transcript
 
     settings = TraceSettings(
-        search=ev.search_settings(top_k, threshold, d_max, alpha, match_values), max_tokens=max_tokens,
-        seed=seed, scorers=scorer_settings or {}, verify_edges=verify_edges)
+        search=ev.search_settings(top_k, threshold, d_max, alpha, match_values, open_system),
+        max_tokens=max_tokens, seed=seed, scorers=scorer_settings or {}, verify_edges=verify_edges)
     conv = read_transcript(file, conversation, format)
     targets = resolve_targets(conv, turn=turn, span=span, start=start, end=end, values=values)
     if out is not None:  # before any model runs: a bad --out was refused only after it

@@ -39,6 +39,12 @@ class SearchSettings:
     #: shares differ by more than ``alpha`` allows (docs/evaluate.md, "Claims").
     open_alpha: float | None = None
     open_top_k: int | None = None
+    #: For a target whose text no earlier turn holds (a claim), keep the system turn (the
+    #: policy) as a parent when its share is at least this, beside the top-k and past the
+    #: relative threshold; None: off. A rule is a long text the conclusion drawn from it
+    #: attends to thinly, and the record it was applied to outranks it (docs/evaluate.md,
+    #: "The policy behind a conclusion").
+    open_system: float | None = None
 
     def __post_init__(self):
         if self.top_k < 1:
@@ -53,6 +59,8 @@ class SearchSettings:
             raise SettingsError(f"open_alpha must be in [0, 1], got {self.open_alpha}")
         if self.open_top_k is not None and self.open_top_k < 1:
             raise SettingsError(f"open_top_k must be at least 1, got {self.open_top_k}")
+        if self.open_system is not None and not 0 < self.open_system <= 1:
+            raise SettingsError(f"open_system must be in (0, 1], got {self.open_system}")
 
     def for_query(self, open_query: bool) -> SearchSettings:
         """The settings a query is searched with: its open ones when no turn holds its text."""

@@ -155,6 +155,9 @@ CANDIDATE_POINTS = tuple(
         ("open_alpha=0.3", {"open_alpha": 0.3}), ("open_alpha=0.2", {"open_alpha": 0.2}),
         ("open_alpha=0.1", {"open_alpha": 0.1}),
         ("open_alpha=0.2, open_top_k=5", {"open_alpha": 0.2, "open_top_k": 5}),
+        # the policy behind a conclusion: a claim keeps the system turn past top-k and alpha
+        ("open_system=0.1", {"open_system": 0.1}), ("open_system=0.05", {"open_system": 0.05}),
+        ("open_system=0.03", {"open_system": 0.03}), ("open_system=0.02", {"open_system": 0.02}),
     ))
 
 
@@ -176,7 +179,7 @@ def _replayed(results: Sequence[StudyResult], bench: Benchmark, points) -> list[
 
 
 def search_table(claims: Sequence[StudyResult], claim_bench: Benchmark,
-                 values: Sequence[StudyResult], value_bench: Benchmark,
+                 values: Sequence[StudyResult], value_bench: Benchmark, split: str = "dev",
                  points=CANDIDATE_POINTS) -> str:
     """Tokengeist at each of ``points`` against the default search settings, replayed from the
     same stored shares, on claims and on values side by side: edge F1 and the paired
@@ -194,14 +197,15 @@ def search_table(claims: Sequence[StudyResult], claim_bench: Benchmark,
                                  None if label == "default"
                                  else spans_of(results, "default", "tokengeist"))
             cells += [f"{n} / {len(used.ids)}", with_ci(f["edge_f1"]), diff_ci(f["edge_f1"]),
-                      with_ci(f["source_recall"])]
+                      with_ci(f["source_recall"]), diff_ci(f["source_recall"])]
         rows.append(cells)
     lines = ["Tokengeist's search settings, one change from the default at a time, replayed from "
              "the stored shares of the same units (no model): claims of the claims study and "
-             "values of the domains study, their dev splits; paired differences from the "
+             f"values of the domains study, their {split} splits; paired differences from the "
              "default with 95% conversation-clustered intervals.", ""]
     lines += md(["setting", "claims: conv. / spans", "edge F1", "difference", "source R",
-                 "values: conv. / spans", "edge F1", "difference", "source R"], rows)
+                 "difference", "values: conv. / spans", "edge F1", "difference", "source R",
+                 "difference"], rows)
     return "\n".join(lines)
 
 

@@ -196,7 +196,7 @@ def settings_digest(settings: Mapping[str, Any]) -> str:
 
 
 #: Settings stored only when set: added after results were stored, which stay valid unset.
-_WHEN_SET = ("open_alpha", "open_top_k")
+_WHEN_SET = ("open_alpha", "open_top_k", "open_system")
 
 
 def point_settings(search) -> dict[str, Any]:

@@ -42,13 +42,16 @@ def test_trace_command_writes_a_submission(tiny_loaded, tiny_model_dir, sample_b
     out = tmp_path / "sub.jsonl"
     result = runner.invoke(app, ["trace", "--benchmark", str(sample_benchmark), "--method", "flat",
                                  "--scorer", "avg-attention", "--top-k", "2", "--out", str(out),
-                                 "--model", str(tiny_model_dir)])
+                                 "--open-system", "0.05", "--model", str(tiny_model_dir)])
     assert result.exit_code == 0, result.output
     assert loads == []
     lines = [json.loads(x) for x in out.read_text().splitlines()]
     assert lines[0]["kind"] == "submission" and lines[0]["parameters"]["top_k"] == 2
+    assert lines[0]["parameters"]["open_system"] == 0.05  # the run says how it was made
     assert lines[0]["model"] == "tiny-llama"
-    assert len(lines) == 6 and all(len(x["edges"]) <= 2 for x in lines[1:])
+    # Top 2 per span, and the policy (turn 0, the system prompt) past them for a claim
+    assert len(lines) == 6 and all(len([e for e in x["edges"] if e["parent"] != 0]) <= 2
+                                   for x in lines[1:])
     assert "wrote 5 spans (0 skipped)" in result.output
 
 
@@ -75,6 +78,7 @@ def test_trace_command_four_methods_in_one_run_then_score(sample_benchmark, tmp_
     (["--shard", "3/2"], "K must be between 1 and N"),
     (["--scorer", "bogus"], "unknown scorer"),
     (["--alpha", "2"], "alpha must be in [0, 1]"),
+    (["--open-system", "0"], "open_system must be in (0, 1]"),
     (["--shard", "1/2", "--ray"], "--shard and --ray exclude each other"),
 ])
 def test_trace_command_errors_are_one_line(sample_benchmark, tmp_path, args, message):

@@ -325,3 +325,30 @@ def test_open_settings_are_checked():
         SearchSettings(open_alpha=1.5)
     with pytest.raises(ValueError, match="open_top_k"):
         SearchSettings(open_top_k=0)
+    with pytest.raises(ValueError, match="open_system"):
+        SearchSettings(open_system=0)
+
+
+def test_a_claim_keeps_the_policy_past_top_k_and_alpha_a_held_value_does_not():
+    # The claim's record (7: 0.6) and the user (5: 0.25) outrank the policy (0: 0.06), which
+    # top-k 2 and alpha 0.5 both drop; open_system 0.05 keeps it, as a leaf (system turns have
+    # no parents), and changes nothing else in the graph.
+    shares = {TARGET: {7: 0.6, 5: 0.25, 0: 0.06, 1: 0.02}, C6: {5: 0.8}}
+    default = SearchSettings(top_k=2, threshold=0.05, alpha=0.5)
+    policy = SearchSettings(top_k=2, threshold=0.05, alpha=0.5, open_system=0.05)
+    first_hop = lambda g: {p for c, p in pairs(g) if c == 8}  # noqa: E731
+    claim = "you are not eligible"
+    base = tokengeist(CONV, 8, Table(shares), default, claim)
+    ruled = tokengeist(CONV, 8, Table(shares), policy, claim)
+    assert first_hop(base) == {7} and first_hop(ruled) == {7, 0}
+    assert set(ruled.pairs()) - set(base.pairs()) == {(8, 0)}
+    assert next(e.score for e in ruled.edges if e.parent == 0) == pytest.approx(0.06)
+    assert first_hop(flat(8, Table(shares), policy, CONV, claim)) == {7, 0}
+    # Under the share asked: no edge. A value some turn holds ('"y": 2', turn 7): no edge.
+    strict = SearchSettings(top_k=2, threshold=0.05, alpha=0.5, open_system=0.1)
+    assert tokengeist(CONV, 8, Table(shares), strict, claim) == base
+    held = tokengeist(CONV, 8, Table(shares), policy, '"y": 2')
+    assert held == tokengeist(CONV, 8, Table(shares), default, '"y": 2')
+    # Selected already (top-k 3, alpha 0): the one edge, not two.
+    wide = SearchSettings(top_k=3, threshold=0.05, alpha=0.0, open_system=0.05)
+    assert sum(e.parent == 0 for e in tokengeist(CONV, 8, Table(shares), wide, claim).edges) == 1

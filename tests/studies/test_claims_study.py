@@ -90,6 +90,7 @@ def test_the_table_and_the_errors_from_the_result_files(sample_path, tiny_loaded
                                                                                "| top_k=1"))]
     assert default.count("| 3 / 5 |") == 2 and changed.count("| 3 / 5 |") == 2
     assert changed.split("|")[4].strip().startswith(("+", "-"))  # a paired difference
+    assert changed.split("|")[6].strip().startswith(("+", "-"))  # source R's, too
     # The first hop's shares: every earlier turn of every claim counted once, gold or not.
     shares = first_hop_shares(results, bench, "dev")
     rows = [line.split("|") for line in shares.splitlines()

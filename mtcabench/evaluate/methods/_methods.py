@@ -139,5 +139,5 @@ class Flat(Method):
 
 def _open(s) -> dict:
     """The open-query settings, recorded only when set (headers before them stay as they were)."""
-    return {k: v for k, v in (("open_alpha", s.open_alpha), ("open_top_k", s.open_top_k))
-            if v is not None}
+    return {k: v for k, v in (("open_alpha", s.open_alpha), ("open_top_k", s.open_top_k),
+                              ("open_system", s.open_system)) if v is not None}

@@ -40,8 +40,16 @@ which holder (the user who typed an id, or the tool result that listed it), and 
 alone when no turn holds the value, or when no holder scores at least the threshold (a value
 the agent composed, or one a short string matches by chance).
 
+The policy behind a conclusion (``open_system``, off by default). A target no earlier turn
+holds the text of (a claim: a refusal, an eligibility, a stated rule) may draw on the system
+turn's rules, which the conclusion attends to thinly (one sentence of a long prompt) while the
+record the rule was applied to takes the top of the ranking and the relative threshold. With
+``open_system`` set, such a target keeps the system turn as a parent when its share is at least
+that, whatever top-k and ``alpha`` say; the system turn is a leaf, so the edge is added after
+pruning and changes nothing else in the graph.
+
 Flat: the target's own scores once, edges from the target to the selected turns, same pruning
-and the same value rule for the target.
+and the same value rule (and policy rule) for the target.
 """
 
 from __future__ import annotations
@@ -185,6 +193,24 @@ def select_parents(shares: dict[int, float], before: int, settings: SearchSettin
     return eligible[: settings.top_k]
 
 
+def with_policy(graph: ProvenanceGraph, conversation: Conversation, target_shares: dict[int, float],
+                open_target: bool, settings: SearchSettings) -> ProvenanceGraph:
+    """``graph`` with an edge from its target to each system turn whose share of the target
+    is at least ``settings.open_system``, when the target is open (no earlier turn holds its
+    text); unchanged otherwise (see the module docstring)."""
+    if settings.open_system is None or not open_target:
+        return graph
+    have = {e.parent for e in graph.edges if e.child == graph.target}
+    added = [Edge(child=graph.target, parent=t, score=s) for t, s in sorted(target_shares.items())
+             if t < graph.target and t not in have and s >= settings.open_system
+             and conversation.turns[t].role is Role.SYSTEM]
+    if not added:
+        return graph
+    return ProvenanceGraph(target=graph.target,
+                           nodes=sorted({*graph.nodes, *(e.parent for e in added)}),
+                           edges=[*graph.edges, *added])
+
+
 def tokengeist(
     conversation: Conversation, target_turn: int, shares: SharesFn, settings: SearchSettings,
     target_text: str = "",
@@ -198,6 +224,8 @@ def tokengeist(
     queued: set[Hashable] = {TARGET}
     queue: deque[tuple[Hashable, int, int]] = deque([(TARGET, target_turn, 0)])
     alphas: dict[int, float] = {}  # the relative threshold out of a node with open queries
+    target_shares: dict[int, float] = {}
+    open_target = False
     while queue:
         key, turn, depth = queue.popleft()
         if depth >= settings.d_max:
@@ -208,7 +236,10 @@ def tokengeist(
         query = settings.for_query(open_query=not holders)
         if query is not settings:
             alphas[turn] = min(alphas.get(turn, query.alpha), query.alpha)
-        candidates = among_holders(shares(key), holders, settings)
+        asked_shares = shares(key)
+        if key == TARGET:
+            target_shares, open_target = asked_shares, not holders
+        candidates = among_holders(asked_shares, holders, settings)
         for parent, score in select_parents(candidates, turn, query):
             have = edges.get((turn, parent))
             if have is None or have.score < score:  # two parts of one turn: the better score
@@ -232,22 +263,26 @@ def tokengeist(
                     queued.add(k)
                     queue.append((k, k.turn if isinstance(k, Part) else k, depth + 1))
     graph = ProvenanceGraph(target=target_turn, nodes=sorted(nodes), edges=list(edges.values()))
-    return prune_relative(graph, settings.alpha, alphas)
+    return with_policy(prune_relative(graph, settings.alpha, alphas), conversation,
+                       target_shares, open_target, settings)
 
 
 def flat(target_turn: int, shares: SharesFn, settings: SearchSettings,
          conversation: Conversation | None = None, target_text: str = "") -> ProvenanceGraph:
     """The flat baseline: the target linked directly to its selected turns (pruned), matched
     on ``target_text`` in ``conversation`` as Tokengeist's target is."""
-    candidates = shares(TARGET)
+    target_shares = candidates = shares(TARGET)
     holders: set[int] = set()
     if conversation is not None:
         holders = ValueIndex(conversation, target_turn).holders([target_text], target_turn)
         candidates = among_holders(candidates, holders, settings)
-    settings = settings.for_query(open_query=not holders)
-    selected = select_parents(candidates, target_turn, settings)
+    query = settings.for_query(open_query=not holders)
+    selected = select_parents(candidates, target_turn, query)
     edges = [Edge(child=target_turn, parent=p, score=s) for p, s in selected]
     graph = ProvenanceGraph(
         target=target_turn, nodes=sorted({target_turn, *(p for p, _ in selected)}), edges=edges
     )
-    return prune_relative(graph, settings.alpha)
+    graph = prune_relative(graph, query.alpha)
+    if conversation is None:
+        return graph
+    return with_policy(graph, conversation, target_shares, not holders, settings)
