@@ -36,6 +36,18 @@ as a new process would. Which conversations:
 conversation in the order read (a systematic sample of a whole split, every domain and agent
 in its share).
 
+**A whole split over several runs** (``--log FILE``): each conversation's row (its times,
+calls, tokens, domain, the process's largest resident memory so far) is appended to FILE as it
+is measured, and a rerun leaves out the conversations FILE holds; ``--log FILE --summary``
+prints the figures of what it holds, no model (each run starts with an empty prefix cache, as a
+new process does: the summary counts the processes):
+
+    nohup nice -n 19 .venv/bin/python benchmarks/trace_cost.py --release \\
+        runs/benchmark/release/2.1.0 --split test --source all --domain all \\
+        --log benchmarks/results/cost/test-2.1.jsonl > runs/cost.log 2>&1 &
+    python benchmarks/trace_cost.py --release runs/benchmark/release/2.1.0 --split test \\
+        --source all --domain all --log benchmarks/results/cost/test-2.1.jsonl --summary
+
 **On a GPU, at the size of a real agent's model** (``--architecture``): no weights of 7-8B can
 reach the lent machine, and cost does not depend on weight values, so the model is a randomly
 initialised one of that architecture (:data:`ARCHITECTURES`: Qwen2.5-7B's and Llama-3.1-8B's
@@ -77,7 +89,9 @@ from tests.support.smoke import answer_spans  # noqa: E402
 
 from mtcabench.benchmark import Benchmark, load_benchmark  # noqa: E402
 from mtcabench.benchmark import split_of  # noqa: E402
+from mtcabench.errors import InputError  # noqa: E402
 from mtcabench.ingest import read_taubench  # noqa: E402
+from mtcabench.studies import append_cost_row, cost_log_rows, cost_summary  # noqa: E402
 
 TOL = 1e-5
 METHODS = ("tokengeist", "flat")
@@ -280,14 +294,17 @@ def instrument(profile: Profile) -> Callable[[], None]:
 # --------------------------------------------------------------------------- the run
 
 
-def run_once(loaded, bench: Benchmark, profile: Profile, folder: Path) -> dict:
-    """One run of the runner over ``bench``, a plain pass beside each conversation."""
+def run_once(loaded, bench: Benchmark, profile: Profile, folder: Path,
+             log: Path | None = None) -> dict:
+    """One run of the runner over ``bench``, a plain pass beside each conversation; each
+    conversation's row also appended to ``log`` as it is measured."""
     import mtcabench.evaluate.runners._trace as runner
     from mtcabench.evaluate import forward, passes_for, trace_benchmark
 
     service = passes_for(loaded.model)
     service.clear()  # as a new process: no prefix, no sink probe kept
     rows: list[dict] = []
+    started = time.strftime("%Y-%m-%dT%H:%M:%S")  # which rows one process measured
     traced = runner.trace_conversation  # (instrumented)
 
     def side_by_side(attributor, conversation, spans, methods, settings, naive=False):
@@ -322,6 +339,10 @@ def run_once(loaded, bench: Benchmark, profile: Profile, folder: Path) -> dict:
             "reused": attributor.reused_tokens - before[2],
             "windowed": result.windowed, "skipped": result.skipped,
         })
+        if log is not None:
+            append_cost_row(log, {**rows[-1], "domain": conversation.domain, "process": started,
+                             "max_rss_mib": round(resource.getrusage(
+                                 resource.RUSAGE_SELF).ru_maxrss / 1024)})
         return result
 
     outputs = {m: folder / f"{m}.jsonl" for m in METHODS}
@@ -400,7 +421,23 @@ def main() -> int:
     ap.add_argument("--architecture", choices=sorted(ARCHITECTURES), help="a randomly "
                     "initialised model of this architecture instead of the default model "
                     "(cost at a real agent's model size; the graphs are meaningless)")
+    ap.add_argument("--log", type=Path, help="append each conversation's row here as it is "
+                    "measured, and leave out the conversations it holds (a whole split over "
+                    "several runs)")
+    ap.add_argument("--summary", action="store_true", help="with --log: the figures of the "
+                    "rows it holds, no model (with --release: against the whole selection)")
     args = ap.parse_args()
+    if args.stride < 1:
+        raise SystemExit("error: --stride takes a whole number of at least 1")
+    if args.summary:
+        if args.log is None:
+            raise SystemExit("error: --summary reads a --log")
+        selected = (len(pick(held_out(args), args.conversations, False, None, args.stride)
+                        .spans_by_conversation()) if args.release else None)
+        print(cost_summary(cost_log_rows(args.log), selected))
+        return 0
+    if args.log is not None and args.repeats != 1:
+        raise SystemExit("error: --log records one measure per conversation: no --repeats")
 
     t0 = time.perf_counter()
     import torch  # noqa: F401 - the imports a command pays for, timed with the load
@@ -416,12 +453,21 @@ def main() -> int:
     load_s = time.perf_counter() - t0
     model_mib = rss_mib()
     t0 = time.perf_counter()
-    if args.stride < 1:
-        raise SystemExit("error: --stride takes a whole number of at least 1")
     bench = pick(held_out(args), args.conversations, args.shortest, loaded.tokenizer,
                  args.stride)
+    if args.log is not None:
+        args.log.parent.mkdir(parents=True, exist_ok=True)
+        done = {r["conversation"] for r in cost_log_rows(args.log)}
+        left = [s for s in bench.spans if s.conversation_id not in done]
+        print(f"{args.log}: {len(done)} conversations measured before, left out", flush=True)
+        bench = Benchmark({s.conversation_id: bench.conversations[s.conversation_id]
+                           for s in left}, left, bench.origin)
     bench_s = time.perf_counter() - t0
     n = len(bench.spans_by_conversation())
+    if n == 0:
+        print("nothing left to measure" + (f"; the figures: --log {args.log} --summary"
+                                           if args.log else ""))
+        return 0
     print(f"{loaded.name} on {loaded.device}, {torch.get_num_threads()} threads; {n} "
           f"conversations ({args.split}), {len(bench.spans)} spans; imports {imports_s:.1f} s, "
           f"model load {load_s:.1f} s, conversations read in {bench_s:.1f} s", flush=True)
@@ -434,7 +480,7 @@ def main() -> int:
             folder = args.out or Path(tmp)
             folder.mkdir(parents=True, exist_ok=True)
             for r in range(args.repeats):
-                run = run_once(loaded, bench, profile, folder)
+                run = run_once(loaded, bench, profile, folder, args.log)
                 runs.append(run)
                 got = entries(run["outputs"])
                 show(run, r, n, load_s)
@@ -506,4 +552,8 @@ def show(run: dict, r: int, n: int, load_s: float) -> None:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    try:
+        raise SystemExit(main())
+    except InputError as exc:  # a broken --log, a release that is not one: one line
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(3) from None
