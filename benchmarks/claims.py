@@ -16,6 +16,11 @@ replays Tokengeist's search settings one change at a time on the claims and on t
 study's values of the split (its gold is built once under --gold, a few minutes, no model):
 the settings are chosen on dev; the test split's grid only reports what that choice gives.
 
+``--relay`` computes the claims and the domains study's values of the split again with every
+assistant sentence among the queries, and compares an entered turn asked as a whole with the
+same turn asked about the sentence relayed (mtcabench/studies/_claims_relay.py; about half an
+hour of model time on dev).
+
 ``--peers`` runs the peers table's base scorers on the split's shortest claims conversations
 instead (issue 47, item 4; mtcabench/studies/_claims_peers.py): in the peers' virtual
 environment (their packages live there), for hours, resumable the same way:
@@ -52,6 +57,8 @@ from mtcabench.studies import (  # noqa: E402
     claim_units,
     claims_of,
     first_hop_shares,
+    relay_table,
+    relay_units,
     domain_gold,
     domain_units,
     run_units,
@@ -74,6 +81,10 @@ def main(argv: list[str] | None = None) -> int:
                     "the model (chosen on dev; test reports)")
     ap.add_argument("--peers", action="store_true", help="the peers table's base scorers on "
                     "the split's shortest claims conversations (hours; in the peers' venv)")
+    ap.add_argument("--relay", action="store_true", help="the sentence relayed: the claims and "
+                    "the domains study's values of the split again, with every assistant "
+                    "sentence among the queries, an entered turn asked as a whole against by "
+                    "the sentence relayed (model time; --table-only: the table)")
     ap.add_argument("--gold", type=Path, default=ROOT / "runs" / "domains" / "gold",
                     help="where the domains study's gold is built once (for --grid)")
     args = ap.parse_args(argv)
@@ -91,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
         store = ResultStore(args.results / "units")
         if args.peers:
             return peers(args, bench, store, log)
+        if args.relay:
+            return relay(args, bench, store, log)
         if not args.table_only:
             units = claim_units(bench, args.split)
             log(f"{len(units)} conversations, {sum(len(u.spans) for u in units)} claims")
@@ -149,6 +162,21 @@ def peers(args, bench, store: ResultStore, log) -> int:
     if args.write_docs and table:
         write_docs(args.write_docs, table, f"<!-- claims-peers-{args.split}:begin -->",
                    f"<!-- claims-peers-{args.split}:end -->")
+    return 0
+
+
+def relay(args, bench, store: ResultStore, log) -> int:
+    """The sentence relayed against the whole turn, claims and values side by side."""
+    values = domain_gold(args.gold, release_2_tau2_files(tau2_folder()), taubench_airline_path())
+    if not args.table_only:
+        units = relay_units(bench, values, args.split)
+        log(f"{len(units)} units (claims and values, with every assistant sentence a query)")
+        run_units(units, store, models=Models(), lock=args.lock, log=log)
+    table = relay_table([r for _, r in store.results()], bench, values, args.split)
+    print(table)
+    if args.write_docs and table:
+        write_docs(args.write_docs, table, f"<!-- claims-relay-{args.split}:begin -->",
+                   f"<!-- claims-relay-{args.split}:end -->")
     return 0
 
 

@@ -70,6 +70,7 @@ from mtcabench.evaluate.methods._tokengeist import (
     flat,
     node_keys,
     query_nodes,
+    relay_nodes,
     tokengeist,
 )
 
@@ -140,7 +141,7 @@ __all__ = [
     "load_attributor", "load_model", "load_weights", "make_scorer", "merge_shards",
     "model_limits", "model_parameters", "model_shares", "node_keys", "passes_for",
     "query_features",
-    "query_nodes", "recency", "register_method", "register_scorer", "render_conversation",
+    "query_nodes", "recency", "relay_nodes", "register_method", "register_scorer", "render_conversation",
     "scorer_names", "scorer_table", "setting", "sink_positions", "split_sentences",
     "target_graph", "text_chars", "tokengeist", "trace_benchmark", "trace_conversation", "trace_with_ray",
     "turn_shares",

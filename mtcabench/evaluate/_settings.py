@@ -45,6 +45,11 @@ class SearchSettings:
     #: attends to thinly, and the record it was applied to outranks it (docs/evaluate.md,
     #: "The policy behind a conclusion").
     open_system: float | None = None
+    #: An assistant turn entered because a later text drew on it is asked about its sentences
+    #: that restate that text (the most content words shared, at least two), not its whole
+    #: text; as a whole where none does. Its sentences must be among the pass's queries
+    #: (``relay_nodes``). Off by default (docs/evaluate.md, "Claims").
+    relay_sentences: bool = False
 
     def __post_init__(self):
         if self.top_k < 1:

@@ -74,6 +74,7 @@ from mtcabench.studies._claims import (
 )
 from mtcabench.studies._claims_bounds import claim_bounds
 from mtcabench.studies._claims_peers import claim_peer_units, claim_peers_table
+from mtcabench.studies._claims_relay import relay_table, relay_units
 from mtcabench.studies._models import model_root, model_table, model_units
 from mtcabench.studies._cost import append_cost_row, cost_log_rows, cost_summary
 from mtcabench.studies._domains import (
@@ -157,7 +158,7 @@ from mtcabench.studies._units import (
 )
 
 __all__ = [
-    "AGGREGATES", "CACHE_FORMAT", "append_cost_row", "cost_log_rows", "cost_summary", "DEFAULT_MODEL", "DEFAULT_SCORER", "DEV_BUCKETS", "DOCS_BEGIN",
+    "AGGREGATES", "CACHE_FORMAT", "relay_table", "relay_units", "append_cost_row", "cost_log_rows", "cost_summary", "DEFAULT_MODEL", "DEFAULT_SCORER", "DEV_BUCKETS", "DOCS_BEGIN",
     "DOCS_END", "FIGURE", "FLOOR", "GOLD_DECIDED_AT", "GRID", "PLATEAU", "RESULTS", "SINK",
     "SPLITS", "STAGES", "TEST_BUCKETS", "TRAIN_BUCKETS", "TRIALS", "WEIGHTS", "Models", "Point",
     "PointResult", "ResultStore", "RunSummary", "Scores", "SearchPoint", "ShareTables",

@@ -196,9 +196,10 @@ def settings_digest(settings: Mapping[str, Any]) -> str:
 
 
 #: Settings stored only when set: added after results were stored, which stay valid unset.
-_WHEN_SET = ("open_alpha", "open_top_k", "open_system")
+_WHEN_SET = ("open_alpha", "open_top_k", "open_system", "relay_sentences")
 
 
 def point_settings(search) -> dict[str, Any]:
     """A search point's settings as stored (a SearchSettings dataclass)."""
-    return {k: v for k, v in asdict(search).items() if not (k in _WHEN_SET and v is None)}
+    return {k: v for k, v in asdict(search).items()
+            if not (k in _WHEN_SET and (v is None or v is False))}

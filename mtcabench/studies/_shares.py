@@ -12,7 +12,15 @@ from pathlib import Path
 
 from mtcabench.benchmark import Benchmark
 from mtcabench.errors import InputError
-from mtcabench.evaluate import TARGET, Attributor, Part, Tokengeist, TraceSettings, model_shares
+from mtcabench.evaluate import (
+    TARGET,
+    Attributor,
+    Part,
+    Tokengeist,
+    TraceSettings,
+    model_shares,
+    relay_nodes,
+)
 from mtcabench.io import cut_torn_tail, iter_json_lines
 from mtcabench.model import BenchmarkSpan, Conversation
 
@@ -106,7 +114,8 @@ def tables_from(result, conversation: Conversation, spans: list[BenchmarkSpan]) 
 
 def _turn_table(fn, conversation: Conversation, last: int) -> dict:
     out = {}
-    for key in Tokengeist().query_turns(conversation, last):
+    # relay_nodes: computed only for a search with relay_sentences (fn gives nothing else)
+    for key in [*Tokengeist().query_turns(conversation, last), *relay_nodes(conversation, last)]:
         shares = fn(key)
         if shares:
             out[key] = dict(shares)

@@ -122,6 +122,8 @@ class Unit:
             "turn_aggregate": self.settings.turn_aggregate,
             "max_tokens": self.settings.max_tokens, "seed": self.settings.seed,
             "queries": self.queries, "conversation": conversation,
+            # the relayed sentences are queries of their own (stated only when asked)
+            **({"relay_sentences": True} if self.settings.search.relay_sentences else {}),
         }
 
     @property

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from mtcabench.evaluate import TARGET, SearchSettings, flat, tokengeist
@@ -10,8 +12,12 @@ from mtcabench.evaluate.methods._tokengeist import (
     ValueIndex,
     argument_values,
     call_parts,
+    content_words,
     node_keys,
+    relay_nodes,
+    restating,
     select_parents,
+    sentence_parts,
 )
 from mtcabench.graph import check_graph
 from mtcabench.model import Conversation, EdgeKind
@@ -352,3 +358,51 @@ def test_a_claim_keeps_the_policy_past_top_k_and_alpha_a_held_value_does_not():
     # Selected already (top-k 3, alpha 0): the one edge, not two.
     wide = SearchSettings(top_k=3, threshold=0.05, alpha=0.0, open_system=0.05)
     assert sum(e.parent == 0 for e in tokengeist(CONV, 8, Table(shares), wide, claim).edges) == 1
+
+
+RELAYED = Conversation.model_validate({
+    "id": "hand/relay", "source": "hand", "domain": "test",
+    "turns": [
+        {"index": 0, "role": "system", "content": "policy"},
+        {"index": 1, "role": "user", "content": "cancel my trip and tell me the baggage rule"},
+        {"index": 2, "role": "user", "content": "refund the 120 to my card"},
+        {"index": 3, "role": "user", "content": "I have 2 bags"},
+        {"index": 4, "role": "assistant",
+         "content": "Your trip is cancelled and the refund of $120 goes to your card. "
+                    "You may check two bags free."},
+        {"index": 5, "role": "user", "content": "thanks"},
+        {"index": 6, "role": "assistant", "content": "As said, the refund of $120 goes to your "
+                                                     "card within a week."},
+    ],
+})
+
+
+def test_an_entered_turn_is_asked_about_the_sentence_relayed_not_its_whole_text():
+    first, second = sentence_parts(RELAYED, 4)
+    text = RELAYED.turns[4].text
+    assert text[first.start:first.end].endswith("your card.")
+    assert text[second.start:second.end] == "You may check two bags free."
+    # The whole turn read both records; its first sentence only the refund.
+    shares = {TARGET: {4: 0.9}, 4: {2: 0.5, 3: 0.4}, first: {2: 0.8, 1: 0.1},
+              second: {3: 0.9}}
+    claim = "the refund of $120 goes to your card within a week"
+    settings = SearchSettings(top_k=3, threshold=0.05, alpha=0.0)
+    whole = tokengeist(RELAYED, 6, Table(shares), settings, claim)
+    assert {p for c, p in pairs(whole) if c == 4} == {2, 3}
+    table = Table(shares)
+    relayed = tokengeist(RELAYED, 6, table, replace(settings, relay_sentences=True), claim)
+    assert {p for c, p in pairs(relayed) if c == 4} == {2, 1}
+    assert first in table.calls and 4 not in table.calls and second not in table.calls
+    # A text that restates no sentence (fewer than two content words shared): the whole turn.
+    assert restating(RELAYED, 4, "thanks a lot") == []
+    fallback = tokengeist(RELAYED, 6, Table(shares), replace(settings, relay_sentences=True),
+                          "ok")
+    assert fallback == tokengeist(RELAYED, 6, Table(shares), settings, "ok")
+    # One sentence: the turn's text is the query, there are no sentence parts.
+    assert sentence_parts(RELAYED, 6) == []
+    assert relay_nodes(RELAYED, 7) == [first, second]
+
+
+def test_content_words_keep_values_and_drop_the_commonest_words():
+    assert content_words("The refund of $120.50 goes to your card on 2024-05-15.") == {
+        "refund", "$120.50", "goes", "card", "2024-05-15"}

@@ -11,7 +11,7 @@ from mtcabench.baselines import FLOORS
 from mtcabench.benchmark import Benchmark
 from mtcabench.ingest import read_taubench
 from mtcabench.model import BenchmarkSpan, DecisionSource, Verdict
-from mtcabench.evaluate import SearchSettings
+from mtcabench.evaluate import SearchSettings, relay_nodes
 from mtcabench.studies import (
     Models,
     SearchPoint,
@@ -27,6 +27,9 @@ from mtcabench.studies import (
     model_root,
     model_table,
     model_units,
+    ShareTables,
+    relay_table,
+    relay_units,
     run_units,
     search_table,
 )
@@ -177,3 +180,39 @@ def test_the_base_models_side_by_side_each_in_a_store_of_its_own(sample_path, ti
     part = model_table({"first": got, "second": [r for r in got if r.setting == "claims"][:1]},
                        bench, bench, "dev")
     assert "| second | claims | 1 of 3 / " in part
+
+
+def test_the_sentence_relayed_against_the_whole_turn_from_the_same_passes(sample_path,
+                                                                          tiny_loaded, tmp_path):
+    # Issue 47, item 2: the units are computed again with every assistant sentence among the
+    # queries; their "default" point is today's search (the extra queries change no other
+    # query's shares), their "relay" point asks an entered turn about the sentence relayed.
+    bench = claims_of(_bench(sample_path, tmp_path))
+    units = relay_units(bench, bench, "dev")
+    assert {u.setting for u in units} == {"claims-relay", "default-relay"}
+    assert all(u.settings.search.relay_sentences for u in units)
+    store = ResultStore(tmp_path / "units")
+    run_units([*claim_units(bench, "dev"), *units], store, models=Models(loaded=tiny_loaded),
+              log=lambda _: None, commit="x")
+    got = [r for _, r in store.results()]
+    today = {s.span_id: s.edges for r in got if r.setting == "claims"
+             for s in r.points["default"].methods["tokengeist"]}
+    again = {s.span_id: s.edges for r in got if r.setting == "claims-relay"
+             for s in r.points["default"].methods["tokengeist"]}
+    assert today and again == today
+    # The sentences were asked and kept with the shares (the replay's queries).
+    sentences = 0
+    for u in units:
+        (kept,) = [r for r in got if r.setting == u.setting
+                   and r.conversation_id == u.conversation.id]
+        wanted = set(relay_nodes(u.conversation, max(s.span.turn for s in u.spans)))
+        assert wanted <= set(ShareTables.from_json(kept.shares).turns)
+        sentences += len(wanted)
+    assert sentences  # the sample's answers hold turns of several sentences
+    table = relay_table(got, bench, bench, "dev")
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in table.splitlines()
+            if line.startswith(("| claims", "| values"))]
+    assert [r[:2] for r in rows] == [["claims", "as a whole"], ["claims", "the sentence relayed"],
+                                     ["values", "as a whole"], ["values", "the sentence relayed"]]
+    assert rows[0][4] == "" and rows[1][4].startswith(("+", "-"))  # paired on the same spans
+    assert rows[0][2] == rows[1][2] == "3 / 5"

@@ -43,7 +43,14 @@ from mtcabench.evaluate.attribution._window import (
     text_chars,
 )
 from mtcabench.evaluate._settings import TraceSettings
-from mtcabench.evaluate.methods._tokengeist import TARGET, Part, SharesFn, node_keys
+from mtcabench.evaluate.methods._tokengeist import (
+    TARGET,
+    Part,
+    SharesFn,
+    node_keys,
+    relay_nodes,
+    sentence_parts,
+)
 from mtcabench.graph import reachable
 from mtcabench.model import (
     BenchmarkSpan,
@@ -79,7 +86,8 @@ def with_evidence(graph: ProvenanceGraph, sentences: SentencesFn | None,
     def evidence(e) -> list[ScoredSentence]:
         if e.child == graph.target:
             return sentences(TARGET, e.parent)
-        keys = [e.child] if conversation is None else node_keys(conversation, e.child)
+        keys = [e.child] if conversation is None else [
+            *node_keys(conversation, e.child), *sentence_parts(conversation, e.child)]
         found = [x for x in (sentences(k, e.parent) for k in keys) if x]
         if not found:
             return []
@@ -249,7 +257,10 @@ def _group_shares(out: SpanShares, attributor: Attributor, rendered: RenderedCon
     conversation = rendered.conversation if window is None else window.original
     span_queries = {k: Query(k, t.turn, t.start, t.end) for k, t in spans.items()}
     last = max(t.turn for t in spans.values())
-    wanted = sorted({i for m in methods for i in m.query_turns(conversation, last)}, key=_order)
+    wanted = {i for m in methods for i in m.query_turns(conversation, last)}
+    if settings.search.relay_sentences and wanted:  # a search that may enter turns
+        wanted.update(relay_nodes(conversation, last))
+    wanted = sorted(wanted, key=_order)
 
     def turn_query(i: Hashable) -> Query:
         turn, start, end = i if isinstance(i, Part) else (i, 0, len(conversation.turns[i].text))

@@ -40,6 +40,14 @@ which holder (the user who typed an id, or the tool result that listed it), and 
 alone when no turn holds the value, or when no holder scores at least the threshold (a value
 the agent composed, or one a short string matches by chance).
 
+The sentence relayed (``relay_sentences``, off by default). An assistant turn a later text
+drew on ("Your reservation was cancelled; the refund of $120 goes to your card in 5-7 days")
+said more than the one sentence the later text relays, and asked about as a whole it brings
+the sources of every sentence. With the setting, such a turn is asked about its sentences that
+restate the text that drew on it (:func:`restating`: the most content words shared with it, at
+least :data:`MIN_SHARED_WORDS`), and as a whole where none does. The sentences must be among
+the queries the pass computed (:func:`relay_nodes`, added when the setting is on).
+
 The policy behind a conclusion (``open_system``, off by default). A target no earlier turn
 holds the text of (a claim: a refusal, an eligibility, a stated rule) may draw on the system
 turn's rules, which the conclusion attends to thinly (one sentence of a long prompt) while the
@@ -55,11 +63,13 @@ and the same value rule (and policy rule) for the target.
 from __future__ import annotations
 
 import json
+import re
 from collections import deque
 from collections.abc import Callable, Hashable, Sequence
 from typing import NamedTuple
 
 from mtcabench.evaluate._settings import SearchSettings
+from mtcabench.evaluate.attribution._sentences import split_sentences
 from mtcabench.graph import prune_relative
 from mtcabench.model import Conversation, Edge, EdgeKind, ProvenanceGraph, Role, Turn
 
@@ -113,6 +123,67 @@ def node_keys(conversation: Conversation, turn: int) -> list[Hashable]:
         return [turn]
     text = [Part(turn, 0, len(t.content))] if t.content.strip() else []
     return text + [p for i in range(len(t.tool_calls)) for p in call_parts(t, i)]
+
+
+def sentence_parts(conversation: Conversation, turn: int) -> list[Part]:
+    """The sentences of an assistant turn's own text (not its calls) as queries, blanks
+    trimmed; none when the text is one sentence (the turn's text is then the query)."""
+    content = conversation.turns[turn].content
+    parts = []
+    for start, end in split_sentences(content):
+        piece = content[start:end]
+        if piece.strip():
+            lead = len(piece) - len(piece.lstrip())
+            parts.append(Part(turn, start + lead, start + len(piece.rstrip())))
+    return parts if len(parts) > 1 else []
+
+
+def relay_nodes(conversation: Conversation, last_turn: int) -> list[Part]:
+    """The sentences of every assistant turn before ``last_turn``: the queries
+    ``relay_sentences`` asks besides :func:`query_nodes`."""
+    return [p for t in conversation.turns[:last_turn] if t.role is Role.ASSISTANT
+            for p in sentence_parts(conversation, t.index)]
+
+
+#: The fewest content words a sentence shares with the text that drew on its turn to restate
+#: it: one shared word ("reservation") is a topic, two or more a statement.
+MIN_SHARED_WORDS = 2
+#: Words too common in agents' sentences to say that two of them state the same thing.
+_STOPWORDS = frozenset((
+    "the", "and", "for", "you", "your", "are", "was", "were", "has", "have", "had", "this",
+    "that", "with", "from", "will", "can", "not", "but", "our", "its", "all", "any", "there",
+    "their", "they", "them", "then", "than", "what", "when", "which", "who", "how", "would",
+    "could", "should", "been", "being", "into", "out", "about", "also", "just", "let",
+    "please", "here", "now", "one",
+))
+
+
+def content_words(text: str) -> set[str]:
+    """The words of ``text`` that say something: case folded, three characters or more,
+    numbers kept (an amount, a date), the commonest words left out."""
+    words = re.findall(r"[\w$][\w$.,:/-]*[\w]|[\w]{3,}", text.casefold())
+    return {w for w in words if len(w) >= 3 and w not in _STOPWORDS}
+
+
+def restating(conversation: Conversation, turn: int, said: str) -> list[Part]:
+    """The sentences of assistant turn ``turn`` that restate ``said`` (the text that drew on
+    the turn): those sharing the most content words with it, at least
+    :data:`MIN_SHARED_WORDS`; none when no sentence does (or the turn is one sentence)."""
+    wanted = content_words(said)
+    text = conversation.turns[turn].text
+    scored = [(len(wanted & content_words(text[p.start:p.end])), p)
+              for p in sentence_parts(conversation, turn)]
+    best = max((n for n, _ in scored), default=0)
+    return [p for n, p in scored if n == best] if best >= MIN_SHARED_WORDS else []
+
+
+def query_text(conversation: Conversation, key: Hashable, target_text: str) -> str:
+    """The text a query asks about: the target's span, a part's range, a whole turn's text."""
+    if key == TARGET:
+        return target_text
+    if isinstance(key, Part):
+        return conversation.turns[key.turn].text[key.start:key.end]
+    return conversation.turns[key].text
 
 
 def answered_call(conversation: Conversation, tool_turn: int) -> list[Part]:
@@ -255,7 +326,10 @@ def tokengeist(
                     continue  # a user's own call: the user is exogenous, their turn a leaf
                 nxt = answered_call(conversation, parent)
             elif role is Role.ASSISTANT:
-                nxt = node_keys(conversation, parent)
+                relayed = (restating(conversation, parent,
+                                     query_text(conversation, key, target_text))
+                           if settings.relay_sentences else [])
+                nxt = relayed or node_keys(conversation, parent)
             else:
                 continue  # user / system: a source, a leaf
             for k in nxt:
