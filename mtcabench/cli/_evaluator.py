@@ -98,6 +98,14 @@ def open_system() -> Any:
                         "docs/evaluate.md, Claims).")
 
 
+def named_values() -> Any:
+    return typer.Option(_SEARCH.named_values, "--named-values/--no-named-values",
+                        help="For a claim, the values it names (words holding a digit: an "
+                        "amount, a date, an id) decide among the tool results: those holding "
+                        "none are left out when one holding one is a candidate (off by "
+                        "default; measured in docs/evaluate.md, Claims).")
+
+
 def max_tokens(beyond: str) -> Any:
     """``--max-tokens``; ``beyond`` says what happens to a span past the limit."""
     return typer.Option(_TRACE.max_tokens, "--max-tokens", help="Token limit (default: the "
@@ -126,9 +134,11 @@ def dtype() -> Any:
 
 def search_settings(top_k: int, threshold: float, d_max: int, alpha: float,
                     match_values: bool = _SEARCH.match_values,
-                    open_system: float | None = _SEARCH.open_system) -> SearchSettings:
+                    open_system: float | None = _SEARCH.open_system,
+                    named_values: bool = _SEARCH.named_values) -> SearchSettings:
     return SearchSettings(top_k=top_k, threshold=threshold, d_max=d_max, alpha=alpha,
-                          match_values=match_values, open_system=open_system)
+                          match_values=match_values, open_system=open_system,
+                          named_values=named_values)
 
 
 #: Where ``--help`` lists the generated options.

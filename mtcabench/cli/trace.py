@@ -54,6 +54,7 @@ def trace(
     alpha: float = ev.alpha(),
     match_values: bool = ev.match_values(),
     open_system: float | None = ev.open_system(),
+    named_values: bool = ev.named_values(),
     turn_aggregate: str = typer.Option(_TRACE.turn_aggregate,
                                        help="Sentence to turn scores: max or sum."),
     max_tokens: int | None = ev.max_tokens(
@@ -76,7 +77,8 @@ def trace(
         raise InputError("--shard and --ray exclude each other (Ray spreads the work itself)")
     outputs = method_outputs(method, out)
     settings = TraceSettings(
-        search=ev.search_settings(top_k, threshold, d_max, alpha, match_values, open_system),
+        search=ev.search_settings(top_k, threshold, d_max, alpha, match_values, open_system,
+                                  named_values),
         turn_aggregate=turn_aggregate, max_tokens=max_tokens, seed=seed,
         scorers=scorer_settings or {}, verify_edges=verify_edges,
     )

@@ -50,6 +50,11 @@ class SearchSettings:
     #: text; as a whole where none does. Its sentences must be among the pass's queries
     #: (``relay_nodes``). Off by default (docs/evaluate.md, "Claims").
     relay_sentences: bool = False
+    #: For a target whose text no earlier turn holds (a claim), the values it names (words
+    #: holding a digit: an amount, a date, an id) decide among the tool results: when a tool
+    #: result holding one of them is a candidate, the tool results holding none are left out
+    #: (user and system turns stay). Off by default (docs/evaluate.md, "Claims").
+    named_values: bool = False
 
     def __post_init__(self):
         if self.top_k < 1:

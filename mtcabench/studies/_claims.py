@@ -158,6 +158,9 @@ CANDIDATE_POINTS = tuple(
         # the policy behind a conclusion: a claim keeps the system turn past top-k and alpha
         ("open_system=0.1", {"open_system": 0.1}), ("open_system=0.05", {"open_system": 0.05}),
         ("open_system=0.03", {"open_system": 0.03}), ("open_system=0.02", {"open_system": 0.02}),
+        # the values a claim names decide among the records; then both claims' rules together
+        ("named_values", {"named_values": True}),
+        ("named_values, open_system=0.05", {"named_values": True, "open_system": 0.05}),
     ))
 
 

@@ -196,7 +196,7 @@ def settings_digest(settings: Mapping[str, Any]) -> str:
 
 
 #: Settings stored only when set: added after results were stored, which stay valid unset.
-_WHEN_SET = ("open_alpha", "open_top_k", "open_system", "relay_sentences")
+_WHEN_SET = ("open_alpha", "open_top_k", "open_system", "relay_sentences", "named_values")
 
 
 def point_settings(search) -> dict[str, Any]:

@@ -42,12 +42,14 @@ def test_trace_command_writes_a_submission(tiny_loaded, tiny_model_dir, sample_b
     out = tmp_path / "sub.jsonl"
     result = runner.invoke(app, ["trace", "--benchmark", str(sample_benchmark), "--method", "flat",
                                  "--scorer", "avg-attention", "--top-k", "2", "--out", str(out),
-                                 "--open-system", "0.05", "--model", str(tiny_model_dir)])
+                                 "--open-system", "0.05", "--named-values",
+                                 "--model", str(tiny_model_dir)])
     assert result.exit_code == 0, result.output
     assert loads == []
     lines = [json.loads(x) for x in out.read_text().splitlines()]
     assert lines[0]["kind"] == "submission" and lines[0]["parameters"]["top_k"] == 2
     assert lines[0]["parameters"]["open_system"] == 0.05  # the run says how it was made
+    assert lines[0]["parameters"]["named_values"] is True
     assert lines[0]["model"] == "tiny-llama"
     # Top 2 per span, and the policy (turn 0, the system prompt) past them for a claim
     assert len(lines) == 6 and all(len([e for e in x["edges"] if e["parent"] != 0]) <= 2

@@ -13,6 +13,7 @@ from mtcabench.evaluate.methods._tokengeist import (
     argument_values,
     call_parts,
     content_words,
+    named_values,
     node_keys,
     relay_nodes,
     restating,
@@ -406,3 +407,41 @@ def test_an_entered_turn_is_asked_about_the_sentence_relayed_not_its_whole_text(
 def test_content_words_keep_values_and_drop_the_commonest_words():
     assert content_words("The refund of $120.50 goes to your card on 2024-05-15.") == {
         "refund", "$120.50", "goes", "card", "2024-05-15"}
+
+
+#: 0 system, 1 user, 2 call (two reservations), 3 tool (HAT045), 4 tool (HAT107), 5 the claim.
+RECORDS = Conversation.model_validate({
+    "id": "hand/records", "source": "hand", "domain": "test",
+    "turns": [
+        {"index": 0, "role": "system", "content": "policy"},
+        {"index": 1, "role": "user", "content": "is my flight delayed?"},
+        {"index": 2, "role": "assistant", "tool_calls": [
+            {"id": "a", "name": "get_flight", "arguments": {"id": "R1"}},
+            {"id": "b", "name": "get_flight", "arguments": {"id": "R2"}}]},
+        {"index": 3, "role": "tool", "tool_call_id": "a", "content": "HAT045 delayed"},
+        {"index": 4, "role": "tool", "tool_call_id": "b", "content": "HAT107 on time"},
+        {"index": 5, "role": "assistant", "content": "Your flight HAT045 is running late."},
+    ],
+})
+
+
+def test_the_values_a_claim_names_decide_among_the_records():
+    assert named_values("The refund of $120.50 on 2024-05-17 for HAT045, 2 bags.") == [
+        "120.50", "2024-05-17", "HAT045"]
+    # The claim names HAT045: the record holding it stays, the other record goes, the user stays.
+    shares = {TARGET: {4: 0.5, 3: 0.3, 1: 0.2}}
+    claim = "flight HAT045 is running late"
+    plain = SearchSettings(top_k=3, threshold=0.05, alpha=0.0, d_max=1)
+    named = replace(plain, named_values=True)
+    first_hop = lambda g: {p for c, p in pairs(g) if c == 5}  # noqa: E731
+    assert first_hop(tokengeist(RECORDS, 5, Table(shares), plain, claim)) == {4, 3, 1}
+    assert first_hop(tokengeist(RECORDS, 5, Table(shares), named, claim)) == {3, 1}
+    assert first_hop(flat(5, Table(shares), named, RECORDS, claim)) == {3, 1}
+    # No holder among the candidates (under the threshold), or no value named: unchanged.
+    weak = {TARGET: {4: 0.6, 3: 0.01, 1: 0.3}}
+    assert first_hop(tokengeist(RECORDS, 5, Table(weak), named, claim)) == {4, 1}
+    assert first_hop(tokengeist(RECORDS, 5, Table(shares), named, "it is running late")) == {
+        4, 3, 1}
+    # A held span (its text in an earlier turn) is the value rule's, not this one's.
+    held = tokengeist(RECORDS, 5, Table(shares), named, "HAT045")
+    assert first_hop(held) == {3}

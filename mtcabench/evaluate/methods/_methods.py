@@ -141,4 +141,5 @@ def _open(s) -> dict:
     """The open-query settings, recorded only when set (headers before them stay as they were)."""
     return {k: v for k, v in (("open_alpha", s.open_alpha), ("open_top_k", s.open_top_k),
                               ("open_system", s.open_system),
-                              ("relay_sentences", s.relay_sentences or None)) if v is not None}
+                              ("relay_sentences", s.relay_sentences or None),
+                              ("named_values", s.named_values or None)) if v is not None}

@@ -40,6 +40,14 @@ which holder (the user who typed an id, or the tool result that listed it), and 
 alone when no turn holds the value, or when no holder scores at least the threshold (a value
 the agent composed, or one a short string matches by chance).
 
+The values a claim names (``named_values``, off by default). A claim copies no earlier text,
+but it may name values ("the refund of $120", "flight HAT045 on 2024-05-17"): the record it
+speaks of holds them, the other records the conversation fetched do not, and attention alone
+credits every record about the same kind of thing. With the setting, an open target's
+candidate tool results are cut to those holding one of the values it names
+(:func:`named_values`: its words holding a digit, three characters or more), when one of them
+is a candidate; user and system turns are not cut (the request, the rule).
+
 The sentence relayed (``relay_sentences``, off by default). An assistant turn a later text
 drew on ("Your reservation was cancelled; the refund of $120 goes to your card in 5-7 days")
 said more than the one sentence the later text relays, and asked about as a whole it brings
@@ -57,7 +65,7 @@ that, whatever top-k and ``alpha`` say; the system turn is a leaf, so the edge i
 pruning and changes nothing else in the graph.
 
 Flat: the target's own scores once, edges from the target to the selected turns, same pruning
-and the same value rule (and policy rule) for the target.
+and the same value rules (and policy rule) for the target.
 """
 
 from __future__ import annotations
@@ -253,6 +261,28 @@ def among_holders(shares: dict[int, float], holders: set[int],
     return shares
 
 
+def named_values(text: str) -> list[str]:
+    """The values a text names: its words holding a digit, three characters or more (an
+    amount, a date, an id, a flight number), leading currency signs and trailing punctuation
+    left out."""
+    words = re.findall(r"[\w$][\w$.:/-]*\w", text)
+    return sorted({w.lstrip("$") for w in words
+                   if any(c.isdigit() for c in w) and len(w.lstrip("$")) >= MIN_VALUE_CHARS})
+
+
+def among_named(shares: dict[int, float], conversation: Conversation, values: ValueIndex,
+                named: Sequence[str], before: int, settings: SearchSettings) -> dict[int, float]:
+    """``shares`` without the tool results that hold none of ``named``, when one that holds
+    one is a candidate (a share of at least the threshold); unchanged otherwise."""
+    if not settings.named_values or not named:
+        return shares
+    holding = values.holders(named, before)
+    tools = {t for t in shares if conversation.turns[t].role is Role.TOOL}
+    if not any(shares[t] > 0 and shares[t] >= settings.threshold for t in tools & holding):
+        return shares
+    return {t: s for t, s in shares.items() if t not in tools or t in holding}
+
+
 def select_parents(shares: dict[int, float], before: int, settings: SearchSettings) -> list[tuple[int, float]]:
     """The top-k turns before ``before`` with a share of at least the threshold, best first.
 
@@ -311,6 +341,9 @@ def tokengeist(
         if key == TARGET:
             target_shares, open_target = asked_shares, not holders
         candidates = among_holders(asked_shares, holders, settings)
+        if key == TARGET and not holders:
+            candidates = among_named(candidates, conversation, values,
+                                     named_values(target_text), turn, settings)
         for parent, score in select_parents(candidates, turn, query):
             have = edges.get((turn, parent))
             if have is None or have.score < score:  # two parts of one turn: the better score
@@ -348,8 +381,12 @@ def flat(target_turn: int, shares: SharesFn, settings: SearchSettings,
     target_shares = candidates = shares(TARGET)
     holders: set[int] = set()
     if conversation is not None:
-        holders = ValueIndex(conversation, target_turn).holders([target_text], target_turn)
+        values = ValueIndex(conversation, target_turn)
+        holders = values.holders([target_text], target_turn)
         candidates = among_holders(candidates, holders, settings)
+        if not holders:
+            candidates = among_named(candidates, conversation, values,
+                                     named_values(target_text), target_turn, settings)
     query = settings.for_query(open_query=not holders)
     selected = select_parents(candidates, target_turn, query)
     edges = [Edge(child=target_turn, parent=p, score=s) for p, s in selected]
