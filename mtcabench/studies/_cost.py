@@ -59,7 +59,8 @@ def _line(label: str, rows: list[dict]) -> str:
 
 def cost_summary(rows: list[dict], selected: int | None = None) -> str:
     """The figures of a cost log's rows: per conversation, trace against the plain pass, model
-    calls, tokens, the largest resident memory; all, then by domain. ``selected``: how many
+    calls, tokens, the largest resident memory; all, then by domain, then the conversations
+    with a span in a context window apart from the others. ``selected``: how many
     conversations the whole run holds (how far it is)."""
     if not rows:
         return "no conversation measured yet"
@@ -72,4 +73,9 @@ def cost_summary(rows: list[dict], selected: int | None = None) -> str:
            f"{max(r['max_rss_mib'] for r in rows):,} MiB", _line("all", rows)]
     for domain in sorted({r["domain"] for r in rows}):
         out.append(_line(f"  {domain}", [r for r in rows if r["domain"] == domain]))
+    # A span past the model's context is attributed in a context window: passes of its own.
+    windowed = [r for r in rows if r["windowed"]]
+    if windowed and len(windowed) < len(rows):
+        out.append(_line("  with a span in a context window", windowed))
+        out.append(_line("  without", [r for r in rows if not r["windowed"]]))
     return "\n".join(out)

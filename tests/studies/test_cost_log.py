@@ -20,7 +20,7 @@ def test_the_log_keeps_whole_rows_and_a_cut_last_line_is_measured_again(tmp_path
     log = tmp_path / "log.jsonl"
     assert cost_log_rows(log) == []  # not started yet
     append_cost_row(log, row("a", "airline", "p1", 2.0, 1.0))
-    append_cost_row(log, row("b", "retail", "p2", 1.0, 3.0))
+    append_cost_row(log, {**row("b", "retail", "p2", 1.0, 3.0), "windowed": 2})
     with log.open("a", encoding="utf-8") as f:
         f.write('{"conversation": "c", "pla')  # a run killed while writing
     assert [r["conversation"] for r in cost_log_rows(log)] == ["a", "b"]
@@ -30,6 +30,10 @@ def test_the_log_keeps_whole_rows_and_a_cut_last_line_is_measured_again(tmp_path
     assert ("all: 2 conversations, 4 spans; per conversation trace 2.0 s against one plain "
             "pass 1.5 s: 1.33x") in text
     assert "  airline: 1 conversations" in text and "  retail: 1 conversations" in text
+    # The conversations whose spans took context windows apart: 3.0 s against 1.0 s
+    assert "  with a span in a context window: 1 conversations, 2 spans; per conversation " \
+           "trace 3.0 s against one plain pass 1.0 s: 3.00x" in text
+    assert "  without: 1 conversations" in text
     assert cost_summary([]) == "no conversation measured yet"
 
 
