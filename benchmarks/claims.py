@@ -124,8 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             write_docs(args.write_docs, bounds, f"<!-- claims-{args.split}-bounds:begin -->",
                        f"<!-- claims-{args.split}-bounds:end -->")
         if args.grid:
-            values = domain_gold(args.gold, release_2_tau2_files(tau2_folder()),
-                                 taubench_airline_path())
+            values = values_gold(args)
             sample = {u.conversation.id for u in domain_units(values, args.split, 2)}
             value_results = [r for r in results if r.split == args.split
                              and r.setting == "default" and r.scorer == "avg-attention"
@@ -165,9 +164,14 @@ def peers(args, bench, store: ResultStore, log) -> int:
     return 0
 
 
+def values_gold(args):
+    """The domains study's gold (built once under --gold): the values beside the claims."""
+    return domain_gold(args.gold, release_2_tau2_files(tau2_folder()), taubench_airline_path())
+
+
 def relay(args, bench, store: ResultStore, log) -> int:
     """The sentence relayed against the whole turn, claims and values side by side."""
-    values = domain_gold(args.gold, release_2_tau2_files(tau2_folder()), taubench_airline_path())
+    values = values_gold(args)
     if not args.table_only:
         units = relay_units(bench, values, args.split)
         log(f"{len(units)} units (claims and values, with every assistant sentence a query)")

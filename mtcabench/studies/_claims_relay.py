@@ -14,18 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from itertools import zip_longest
 
 from mtcabench.benchmark import Benchmark
 from mtcabench.evaluate import SearchSettings, TraceSettings
-from mtcabench.studies._claims import claim_units
-from mtcabench.studies._domains import domain_units
+from mtcabench.studies._models import PER_GROUP, in_turn, samples
 from mtcabench.studies._results import StudyResult
 from mtcabench.studies._tables import compare, cost_of, diff_ci, md, spans_of, with_ci
 from mtcabench.studies._units import SearchPoint, Unit
 
-#: The domains study's sample size per (domain, agent model) (the grid's and the models').
-PER_GROUP = 2
 RELAY = SearchSettings(relay_sentences=True)
 POINTS = (SearchPoint("default", methods=("tokengeist",)),
           SearchPoint("relay", RELAY, ("tokengeist",)))
@@ -34,10 +30,8 @@ POINTS = (SearchPoint("default", methods=("tokengeist",)),
 def relay_units(claims: Benchmark, values: Benchmark, split: str) -> list[Unit]:
     """The claims sample's units and the values sample's, with the sentences of every
     assistant turn among the queries, taken in turn (each shortest first)."""
-    c, v = claim_units(claims, split), domain_units(values, split, PER_GROUP)
-    both = [u for pair in zip_longest(c, v) for u in pair if u is not None]
     return [replace(u, setting=f"{u.setting}-relay", settings=TraceSettings(search=RELAY),
-                    points=POINTS) for u in both]
+                    points=POINTS) for u in in_turn(claims, values, split)]
 
 
 def relay_table(results: Sequence[StudyResult], claims: Benchmark, values: Benchmark,
@@ -46,8 +40,7 @@ def relay_table(results: Sequence[StudyResult], claims: Benchmark, values: Bench
     relayed, edge F1 and source recall with the paired difference, and the model time of the
     units (the sentences are more queries of the same passes)."""
     rows = []
-    for name, units in (("claims", claim_units(claims, split)),
-                        ("values", domain_units(values, split, PER_GROUP))):
+    for name, units in samples(claims, values, split).items():
         want = {(u.conversation.id, f"{u.setting}-relay") for u in units}
         got = [r for r in results if r.split == split and r.seed == 0
                and (r.conversation_id, r.setting) in want]

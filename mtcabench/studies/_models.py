@@ -38,13 +38,24 @@ def model_root(results: Path, model: str) -> Path:
     return Path(results) / "models" / derived_name(model, default="model")
 
 
+def samples(claims: Benchmark, values: Benchmark, split: str) -> dict[str, list[Unit]]:
+    """The two samples a change is measured on, claims beside values: the claims study's
+    units of ``split`` and the domains study's (:data:`PER_GROUP` per group)."""
+    return {"claims": claim_units(claims, split),
+            "values": domain_units(values, split, PER_GROUP)}
+
+
+def in_turn(claims: Benchmark, values: Benchmark, split: str) -> list[Unit]:
+    """Both samples' units taken in turn, each shortest first: a run stopped early holds
+    both, and the same command goes on from there."""
+    c, v = samples(claims, values, split).values()
+    return [u for pair in zip_longest(c, v) for u in pair if u is not None]
+
+
 def model_units(claims: Benchmark, values: Benchmark, split: str, model: str) -> list[Unit]:
-    """The claims sample's units and the values sample's under ``model``, taken in turn, each
-    shortest first: a larger model's run stopped early holds both (the table pairs it with the
-    reference on the spans it holds), and the same command goes on from there."""
-    c, v = claim_units(claims, split), domain_units(values, split, PER_GROUP)
-    both = [u for pair in zip_longest(c, v) for u in pair if u is not None]
-    return [replace(u, model=model) for u in both]
+    """Both samples' units under ``model``, taken in turn (:func:`in_turn`: the table pairs a
+    stopped run with the reference on the spans it holds)."""
+    return [replace(u, model=model) for u in in_turn(claims, values, split)]
 
 
 def _sample(results: Sequence[StudyResult], units: Sequence[Unit]) -> list[StudyResult]:
@@ -56,12 +67,10 @@ def _sample(results: Sequence[StudyResult], units: Sequence[Unit]) -> list[Study
 def model_table(by_model: dict[str, Sequence[StudyResult]], claims: Benchmark,
                 values: Benchmark, split: str) -> str:
     """The table of the module docstring; the first model of ``by_model`` is the reference."""
-    samples = {"claims": claim_units(claims, split),
-               "values": domain_units(values, split, PER_GROUP)}
     refs: dict[str, tuple] = {}
     rows = []
     for model, results in by_model.items():
-        for name, units in samples.items():
+        for name, units in samples(claims, values, split).items():
             got = _sample(results, units)
             if not got:
                 continue

@@ -94,10 +94,12 @@ def before_windows(reason: str | None) -> bool:
     return bool(reason) and reason.startswith("too-long: the span ends at token")
 
 
-def tables_from(result, conversation: Conversation, spans: list[BenchmarkSpan]) -> ShareTables:
+def tables_from(result, conversation: Conversation, spans: list[BenchmarkSpan],
+                relayed: bool = False) -> ShareTables:
     """The share tables of one ``model_shares`` result (:class:`SpanShares`): each span's
-    target shares; every query Tokengeist may ask, once for the spans read from the whole
-    conversation and once per span read from a context window."""
+    target shares; every query Tokengeist may ask (with ``relayed``, each assistant sentence
+    too), once for the spans read from the whole conversation and once per span read from a
+    context window."""
     tables = ShareTables(skipped={k: u.reason() for k, u in result.unfit.items()})
     for sid, fn in result.shares.items():
         tables.targets[sid] = dict(fn(TARGET))
@@ -105,17 +107,18 @@ def tables_from(result, conversation: Conversation, spans: list[BenchmarkSpan]) 
     plain = [sid for sid in result.shares if sid not in result.windows]
     if plain:
         last = max(turn_of[sid] for sid in plain)
-        tables.turns = _turn_table(result.shares[plain[0]], conversation, last)
+        tables.turns = _turn_table(result.shares[plain[0]], conversation, last, relayed)
     for sid, window in result.windows.items():
-        tables.windowed[sid] = _turn_table(result.shares[sid], conversation, turn_of[sid])
+        tables.windowed[sid] = _turn_table(result.shares[sid], conversation, turn_of[sid],
+                                           relayed)
         tables.windows[sid] = window.report()
     return tables
 
 
-def _turn_table(fn, conversation: Conversation, last: int) -> dict:
+def _turn_table(fn, conversation: Conversation, last: int, relayed: bool) -> dict:
     out = {}
-    # relay_nodes: computed only for a search with relay_sentences (fn gives nothing else)
-    for key in [*Tokengeist().query_turns(conversation, last), *relay_nodes(conversation, last)]:
+    keys = Tokengeist().query_turns(conversation, last)
+    for key in [*keys, *relay_nodes(conversation, last)] if relayed else keys:
         shares = fn(key)
         if shares:
             out[key] = dict(shares)

@@ -263,7 +263,8 @@ def compute_unit(unit: Unit, loaded) -> tuple[ShareTables | None, int, int, floa
                        methods, unit.settings)
     seconds = time.perf_counter() - t0
     if unit.queries == "tokengeist":
-        tables = tables_from(got, unit.conversation, list(unit.spans))
+        tables = tables_from(got, unit.conversation, list(unit.spans),
+                             unit.settings.search.relay_sentences)
     else:
         tables = ShareTables(skipped={k: u.reason() for k, u in got.unfit.items()},
                              targets={sid: dict(fn(TARGET)) for sid, fn in got.shares.items()},

@@ -71,7 +71,8 @@ SentencesFn = Callable[[Hashable, int], list[ScoredSentence]]
 
 
 def with_evidence(graph: ProvenanceGraph, sentences: SentencesFn | None,
-                  conversation: Conversation | None = None) -> ProvenanceGraph:
+                  conversation: Conversation | None = None,
+                  relayed: bool = False) -> ProvenanceGraph:
     """The graph with each content edge's evidence: its parent's best sentences for its child
     (the target's under ``TARGET``). Structural edges carry none: the call is their reason.
 
@@ -79,6 +80,7 @@ def with_evidence(graph: ProvenanceGraph, sentences: SentencesFn | None,
     :func:`~mtcabench.evaluate.methods._tokengeist.node_keys`; ``conversation`` tells them)
     takes the evidence of the part whose best sentence is nearest the edge's score: the part
     that found the edge (with the ``max`` aggregate, the best sentence's score is the share).
+    With ``relayed`` (the search's ``relay_sentences``), its sentences are among those parts.
     """
     if sentences is None:
         return graph
@@ -86,8 +88,9 @@ def with_evidence(graph: ProvenanceGraph, sentences: SentencesFn | None,
     def evidence(e) -> list[ScoredSentence]:
         if e.child == graph.target:
             return sentences(TARGET, e.parent)
-        keys = [e.child] if conversation is None else [
-            *node_keys(conversation, e.child), *sentence_parts(conversation, e.child)]
+        keys = [e.child] if conversation is None else node_keys(conversation, e.child)
+        if relayed and conversation is not None:  # asked about its sentences instead
+            keys = [*keys, *sentence_parts(conversation, e.child)]
         found = [x for x in (sentences(k, e.parent) for k in keys) if x]
         if not found:
             return []
@@ -106,7 +109,8 @@ def span_graph(method: Method, conversation: Conversation, target: TargetSpan,
     the graph of offline ``trace`` and ``explain`` and of the online Tracer alike."""
     graph = method.graph(conversation, target, shares, settings.search)
     # Evidence is the base scorer's: a model-free method's graph stays as it is alone.
-    return with_evidence(graph, sentences, conversation) if method.uses_model else graph
+    return (with_evidence(graph, sentences, conversation, settings.search.relay_sentences)
+            if method.uses_model else graph)
 
 
 if TYPE_CHECKING:

@@ -169,7 +169,7 @@ _STOPWORDS = frozenset((
 def content_words(text: str) -> set[str]:
     """The words of ``text`` that say something: case folded, three characters or more,
     numbers kept (an amount, a date), the commonest words left out."""
-    words = re.findall(r"[\w$][\w$.,:/-]*[\w]|[\w]{3,}", text.casefold())
+    words = re.findall(r"[\w$][\w$.,:/-]*\w", text.casefold())
     return {w for w in words if len(w) >= 3 and w not in _STOPWORDS}
 
 
