@@ -10,7 +10,8 @@ background, at low priority:
     nohup nice -n 19 .venv/bin/python benchmarks/claims.py --release runs/benchmark/release/2.1.0 \\
         --split test > runs/claims.log 2>&1 &
 
-``--table-only`` prints the table from the result files without the model (seconds);
+``--table-only`` prints the table from the result files without the model (seconds; a stored
+point whose settings or gold changed is replayed from its shares first);
 ``--write-docs`` also writes it into docs/evaluate.md between its markers. ``--grid`` also
 replays Tokengeist's search settings one change at a time on the claims and on the domains
 study's values of the split (its gold is built once under --gold, a few minutes, no model):
@@ -73,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="a release with claims (scripts/build_benchmark.sh OUT: OUT/release/V)")
     ap.add_argument("--split", choices=("dev", "test"), default="dev")
     ap.add_argument("--results", type=Path, default=ROOT / RESULTS)
-    ap.add_argument("--table-only", action="store_true", help="no model: the table only")
+    ap.add_argument("--table-only", action="store_true", help="no model: the table only "
+                    "(stored points whose settings or gold changed are replayed first)")
     ap.add_argument("--write-docs", type=Path, nargs="?", const=ROOT / "docs" / "evaluate.md")
     ap.add_argument("--lock", type=Path, help="a flock file held while a unit runs the model")
     ap.add_argument("--grid", action="store_true", help="also the search settings, claims "
@@ -104,10 +106,11 @@ def main(argv: list[str] | None = None) -> int:
             return peers(args, bench, store, log)
         if args.relay:
             return relay(args, bench, store, log)
-        if not args.table_only:
-            units = claim_units(bench, args.split)
-            log(f"{len(units)} conversations, {sum(len(u.spans) for u in units)} claims")
-            run_units(units, store, models=Models(), lock=args.lock, log=log)
+        units = claim_units(bench, args.split)
+        log(f"{len(units)} conversations, {sum(len(u.spans) for u in units)} claims")
+        # --table-only replays what a changed setting or gold asks (no model), computes nothing
+        run_units(units, store, models=Models(), lock=args.lock, log=log,
+                  replay_only=args.table_only)
         results = [r for _, r in store.results()]
         table = claim_table(results, bench, args.split)
         errors = claim_errors(results, bench, args.split)
@@ -152,10 +155,10 @@ def peers(args, bench, store: ResultStore, log) -> int:
         raise InputError(f"{args.results}: no K chosen on the dev curve or no AT2 weights "
                          f"({weights}); run benchmarks/study_plan.py --stage curve --stage "
                          "weights first")
-    if not args.table_only:
-        units = claim_peer_units(bench, args.split, k, weights)
-        log(f"{len(units)} units, {len({u.conversation.id for u in units})} conversations")
-        run_units(units, store, models=Models(), lock=args.lock, log=log)
+    units = claim_peer_units(bench, args.split, k, weights)
+    log(f"{len(units)} units, {len({u.conversation.id for u in units})} conversations")
+    run_units(units, store, models=Models(), lock=args.lock, log=log,
+              replay_only=args.table_only)
     table = claim_peers_table([r for _, r in store.results()], bench, args.split, k)
     print(table)
     if args.write_docs and table:
@@ -172,10 +175,10 @@ def values_gold(args):
 def relay(args, bench, store: ResultStore, log) -> int:
     """The sentence relayed against the whole turn, claims and values side by side."""
     values = values_gold(args)
-    if not args.table_only:
-        units = relay_units(bench, values, args.split)
-        log(f"{len(units)} units (claims and values, with every assistant sentence a query)")
-        run_units(units, store, models=Models(), lock=args.lock, log=log)
+    units = relay_units(bench, values, args.split)
+    log(f"{len(units)} units (claims and values, with every assistant sentence a query)")
+    run_units(units, store, models=Models(), lock=args.lock, log=log,
+              replay_only=args.table_only)
     table = relay_table([r for _, r in store.results()], bench, values, args.split)
     print(table)
     if args.write_docs and table:

@@ -9,7 +9,8 @@ priority:
     mkdir -p runs && nohup nice -n 19 .venv/bin/python benchmarks/domains.py --split dev \\
         --per-group 2 > runs/domains.log 2>&1 &
 
-``--table-only`` prints the table from the result files without the model (seconds);
+``--table-only`` prints the table from the result files without the model (seconds; a stored
+point whose settings or gold changed is replayed from its shares first);
 ``--write-docs`` also writes it into docs/evaluate.md between its markers.
 
 ``--release OUT/release/2.1.0`` runs it on a built release (``scripts/build_benchmark.sh OUT``:
@@ -66,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tau2", type=Path, help="the tau2-bench results folder (default: found "
                     "as the tests find it)")
     ap.add_argument("--raw", type=Path, help="gpt-4o-airline.json (default: as the tests)")
-    ap.add_argument("--table-only", action="store_true", help="no model: the table only")
+    ap.add_argument("--table-only", action="store_true", help="no model: the table only "
+                    "(stored points whose settings or gold changed are replayed first)")
     ap.add_argument("--write-docs", type=Path, nargs="?", const=ROOT / "docs" / "evaluate.md")
     ap.add_argument("--lock", type=Path, help="a flock file held while a unit runs the model")
     ap.add_argument("--release", type=Path, help="a built release folder (its real value "
@@ -92,10 +94,11 @@ def main(argv: list[str] | None = None) -> int:
             bench = domain_gold(args.gold, release_2_tau2_files(Path(tau2)),
                                 args.raw or taubench_airline_path())
         store = ResultStore(args.results / "units")  # beside the other studies' units
-        if not args.table_only:
-            units = domain_units(bench, args.split, args.per_group)
-            log(f"{len(units)} conversations, {sum(len(u.spans) for u in units)} spans")
-            run_units(units, store, models=Models(), lock=args.lock, log=log)
+        units = domain_units(bench, args.split, args.per_group)
+        log(f"{len(units)} conversations, {sum(len(u.spans) for u in units)} spans")
+        # --table-only replays what a changed setting or gold asks (no model), computes nothing
+        run_units(units, store, models=Models(), lock=args.lock, log=log,
+                  replay_only=args.table_only)
         table = domain_table([r for _, r in store.results()], bench, args.split,
                              args.per_group)
         results = [r for _, r in store.results()]

@@ -55,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--results", type=Path, default=ROOT / RESULTS)
     ap.add_argument("--gold", type=Path, default=ROOT / "runs" / "domains" / "gold",
                     help="where the domains study's gold is built once")
-    ap.add_argument("--table-only", action="store_true", help="no model: the table only")
+    ap.add_argument("--table-only", action="store_true", help="no model: the table only "
+                    "(stored points whose settings or gold changed are replayed first)")
     ap.add_argument("--write-docs", type=Path, nargs="?", const=ROOT / "docs" / "evaluate.md")
     ap.add_argument("--lock", type=Path, help="a flock file held while a unit runs the model")
     args = ap.parse_args(argv)
@@ -83,6 +84,12 @@ def main(argv: list[str] | None = None) -> int:
         # Every packaged model with results, the default first (the reference row).
         names = args.model if args.table_only and args.model else [
             DEFAULT_MODEL, *(m.name for m in MODELS if m.name != DEFAULT_MODEL)]
+        if args.table_only:  # replay what a changed setting or gold asks (no model)
+            for m in names:
+                if (model_root(args.results, m) / "units").is_dir():
+                    run_units(model_units(claims, values, args.split, m),
+                              ResultStore(model_root(args.results, m) / "units"),
+                              models=Models(), log=log, replay_only=True)
         by_model = {m: [r for _, r in ResultStore(model_root(args.results, m) / "units").results()]
                     for m in names if (model_root(args.results, m) / "units").is_dir()}
         table = model_table(by_model, claims, values, args.split)

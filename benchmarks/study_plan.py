@@ -13,7 +13,9 @@ A stop (Ctrl-C, kill, kill -9) loses at most the conversation in progress: the s
 resumes, skipping every unit whose result file is there (benchmarks/results/units/; keyed by a
 signature of its settings, the model and the conversation). ``--stage`` runs some stages only;
 ``--stage floors`` the model-free floors' units alone (seconds; the log says 0 with the model).
-The tables come from the result files, without the model: benchmarks/study_tables.py.
+The tables come from the result files, without the model: benchmarks/study_tables.py. After a
+change of the search's defaults, ``--replay-only`` replays every stored unit's points from its
+shares (no model, minutes), before the tables are written again.
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lock", type=Path, help="a flock file held while a unit runs the model "
                     "(the team's heavy-job lock), released between units")
     ap.add_argument("--device", default="auto")
+    ap.add_argument("--replay-only", action="store_true", help="no model: replay the stored "
+                    "units whose points' settings or gold changed (a new default), keep the "
+                    "weights and the tuning; units not yet computed are left")
     args = ap.parse_args(argv)
     start = time.perf_counter()
 
@@ -55,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         bench = load_gold(args.gold, args.raw or taubench_airline_path())
         run_plan(args.stage or STAGES, args.results, bench, models=Models(args.device),
-                 lock=args.lock, log=log)
+                 lock=args.lock, log=log, replay_only=args.replay_only)
     except (InputError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3

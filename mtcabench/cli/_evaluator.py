@@ -94,7 +94,7 @@ def open_system() -> Any:
     return typer.Option(_SEARCH.open_system, "--open-system", metavar="SHARE",
                         help="For a claim (a target span no earlier turn holds the text of), "
                         "keep the system turn (the policy) as a parent when its share is at "
-                        "least SHARE, past --top-k and --alpha (off by default; measured in "
+                        "least SHARE, past --top-k and --alpha; 0 turns it off (measured in "
                         "docs/evaluate.md, Claims).")
 
 
@@ -102,8 +102,8 @@ def named_values() -> Any:
     return typer.Option(_SEARCH.named_values, "--named-values/--no-named-values",
                         help="For a claim, the values it names (words holding a digit: an "
                         "amount, a date, an id) decide among the tool results: those holding "
-                        "none are left out when one holding one is a candidate (off by "
-                        "default; measured in docs/evaluate.md, Claims).")
+                        "none are left out when one holding one is a candidate (measured in "
+                        "docs/evaluate.md, Claims).")
 
 
 def max_tokens(beyond: str) -> Any:
@@ -136,8 +136,9 @@ def search_settings(top_k: int, threshold: float, d_max: int, alpha: float,
                     match_values: bool = _SEARCH.match_values,
                     open_system: float | None = _SEARCH.open_system,
                     named_values: bool = _SEARCH.named_values) -> SearchSettings:
+    # --open-system 0 is the command line's "off" (None in Python)
     return SearchSettings(top_k=top_k, threshold=threshold, d_max=d_max, alpha=alpha,
-                          match_values=match_values, open_system=open_system,
+                          match_values=match_values, open_system=open_system or None,
                           named_values=named_values)
 
 

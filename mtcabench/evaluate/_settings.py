@@ -42,9 +42,9 @@ class SearchSettings:
     #: For a target whose text no earlier turn holds (a claim), keep the system turn (the
     #: policy) as a parent when its share is at least this, beside the top-k and past the
     #: relative threshold; None: off. A rule is a long text the conclusion drawn from it
-    #: attends to thinly, and the record it was applied to outranks it (docs/evaluate.md,
-    #: "The policy behind a conclusion").
-    open_system: float | None = None
+    #: attends to thinly, and the record it was applied to outranks it. 0.05: chosen on the
+    #: claims' dev split, values kept (docs/evaluate.md, "Claims").
+    open_system: float | None = 0.05
     #: An assistant turn entered because a later text drew on it is asked about its sentences
     #: that restate that text (the most content words shared, at least two), not its whole
     #: text; as a whole where none does. Its sentences must be among the pass's queries
@@ -53,8 +53,9 @@ class SearchSettings:
     #: For a target whose text no earlier turn holds (a claim), the values it names (words
     #: holding a digit: an amount, a date, an id) decide among the tool results: when a tool
     #: result holding one of them is a candidate, the tool results holding none are left out
-    #: (user and system turns stay). Off by default (docs/evaluate.md, "Claims").
-    named_values: bool = False
+    #: (user and system turns stay). On: chosen with ``open_system`` on the claims' dev split
+    #: (docs/evaluate.md, "Claims").
+    named_values: bool = True
 
     def __post_init__(self):
         if self.top_k < 1:

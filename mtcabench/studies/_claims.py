@@ -143,7 +143,9 @@ def claim_errors(results: Sequence[StudyResult], bench: Benchmark, split: str) -
 
 
 #: Search settings tried on the dev split, one change from the default at a time: each is
-#: replayed from the stored shares (no model), on claims and on values side by side.
+#: replayed from the stored shares (no model), on claims and on values side by side. The
+#: claims' two rules (``open_system`` 0.05 and ``named_values``) were chosen on this grid and
+#: are the default now: their rows take them out, one and both.
 CANDIDATE_POINTS = tuple(
     SearchPoint(label, SearchSettings(**change), ("tokengeist",)) for label, change in (
         ("top_k=2", {"top_k": 2}), ("top_k=5", {"top_k": 5}),
@@ -156,11 +158,12 @@ CANDIDATE_POINTS = tuple(
         ("open_alpha=0.1", {"open_alpha": 0.1}),
         ("open_alpha=0.2, open_top_k=5", {"open_alpha": 0.2, "open_top_k": 5}),
         # the policy behind a conclusion: a claim keeps the system turn past top-k and alpha
-        ("open_system=0.1", {"open_system": 0.1}), ("open_system=0.05", {"open_system": 0.05}),
-        ("open_system=0.03", {"open_system": 0.03}), ("open_system=0.02", {"open_system": 0.02}),
-        # the values a claim names decide among the records; then both claims' rules together
-        ("named_values", {"named_values": True}),
-        ("named_values, open_system=0.05", {"named_values": True, "open_system": 0.05}),
+        ("open_system=0.1", {"open_system": 0.1}), ("open_system=0.03", {"open_system": 0.03}),
+        ("open_system=0.02", {"open_system": 0.02}), ("no open_system", {"open_system": None}),
+        # the values a claim names decide among the records; then neither rule (the default
+        # before issue 47's claims rules)
+        ("no named_values", {"named_values": False}),
+        ("neither claims rule", {"named_values": False, "open_system": None}),
     ))
 
 

@@ -4,9 +4,10 @@ The bar: edge F1 0.70 and source recall 0.85 (Tokengeist over the default scorer
 What bounds a kind (or a domain) is read from the stored shares at the first hop (the claim's own turn to
 its parents, where every graph starts): a gold parent the base scorer does not rank among the
 search's top-k turns with at least its threshold share cannot be selected by the search at any
-relative pruning, so the share of such parents is a bound the search cannot lift; the rest are
-reachable, and the search either keeps them or prunes them (``alpha``). Counted by the parent's
-role, since the roles fail for different reasons (docs/evaluate.md, "Claims").
+relative pruning, nor, for the system turn of an open claim, kept by the policy rule (a share
+of at least ``open_system``), so the share of such parents is a bound the search cannot lift;
+the rest are reachable, and the search either keeps them or prunes them (``alpha``). Counted by
+the parent's role, since the roles fail for different reasons (docs/evaluate.md, "Claims").
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mtcabench.benchmark import Benchmark
-from mtcabench.evaluate import SearchSettings
-from mtcabench.model import ClaimKind
+from mtcabench.evaluate import SearchSettings, is_open
+from mtcabench.model import ClaimKind, Role
 from mtcabench.studies._claims import SCORER, SETTING, claim_units
 from mtcabench.studies._results import StudyResult
 from mtcabench.studies._shares import ShareTables
@@ -51,13 +52,17 @@ def claim_bounds(results: Sequence[StudyResult], bench: Benchmark, split: str,
                 continue
             turn = span.span.turn
             ranked = sorted(shares, key=lambda t: -shares[t])[: search.top_k]
+            policy = (search.open_system is not None and is_open(conv, turn, span.span.text))
             for key in (f"kind: {span.claim_kind.value}", f"domain: {span.domain}", "all"):
                 row = reach.setdefault(key, [0] * (3 + len(ROLES)))
                 for child, parent in span.graph.pairs():
                     if child != turn:
                         continue
                     row[0] += 1
-                    if parent in ranked and shares[parent] >= search.threshold:
+                    share = shares.get(parent, 0.0)
+                    if (parent in ranked and share >= search.threshold) or (
+                            policy and conv.turns[parent].role is Role.SYSTEM
+                            and share >= search.open_system):
                         row[1] += 1
                     else:
                         row[3 + ROLES.index(conv.turns[parent].role.value)] += 1
@@ -85,8 +90,11 @@ def claim_bounds(results: Sequence[StudyResult], bench: Benchmark, split: str,
              f"{SOURCE_RECALL_BAR:.2f}): Tokengeist over average attention, default settings, "
              "95% conversation-clustered intervals; at the first hop, the claim's gold parents, "
              f"those within the search's reach (among the top {search.top_k} turns and at least "
-             f"{search.threshold:g} of the claim's attention), those the graph holds, and the "
-             "unreachable ones by the parent's role (no search setting selects them).", ""]
+             f"{search.threshold:g} of the claim's attention"
+             + (f", or the policy with at least {search.open_system:g}"
+                if search.open_system is not None else "")
+             + "), those the graph holds, and the unreachable ones by the parent's role (no "
+             "search setting selects them).", ""]
     lines += md(["claims", "conv. / claims", "edge F1", "to 0.70", "source R", "to 0.85",
                  "first-hop gold parents", "within reach", "found",
                  *(f"out of reach: {r}" for r in ROLES)], rows)

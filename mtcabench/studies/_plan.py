@@ -173,7 +173,9 @@ def peer_rows(k: int, weights: Path | None) -> list[Row]:
 
 
 def tuned_points(tuning: dict[str, dict]) -> dict[str, list[SearchPoint]]:
-    """Per scorer: the default point, and the settings tuned on dev for each method."""
+    """Per scorer: the default point, and the settings tuned on dev for each method (the
+    parameters the tuning grid chose over today's defaults: a setting it did not vary, such
+    as the claims' rules, stays the default's)."""
     out = {}
     for scorer, methods in tuning.items():
         pts = [SearchPoint("default")]

@@ -195,7 +195,9 @@ def settings_digest(settings: Mapping[str, Any]) -> str:
     return digest(dict(settings))
 
 
-#: Settings stored only when set: added after results were stored, which stay valid unset.
+#: Settings stored only when on (not None, not False): added after results were stored, whose
+#: points read as off. The claims' rules are on by default now, so a default point stores them
+#: and a point with them off (the search before them) keeps the record it always had.
 _WHEN_SET = ("open_alpha", "open_top_k", "open_system", "relay_sentences", "named_values")
 
 

@@ -205,10 +205,14 @@ def load_gold(folder: Path, raw: Path | None) -> Benchmark:
 
 
 def run_plan(stages: Sequence[str], root: Path, bench: Benchmark, *, models: Models | None = None,
-             lock: Path | None = None, log: Callable[[str], None] = print) -> None:
-    """The plan's ``stages`` in order (see :mod:`mtcabench.studies._plan`), each resumable."""
+             lock: Path | None = None, log: Callable[[str], None] = print,
+             replay_only: bool = False) -> None:
+    """The plan's ``stages`` in order (see :mod:`mtcabench.studies._plan`), each resumable.
+
+    ``replay_only``: no model; the stored units' points are replayed where their settings or
+    gold changed (a new default), the weights and the tuning are kept as they are."""
     models = models or Models()
-    run = {"models": models, "lock": lock, "log": log}
+    run = {"models": models, "lock": lock, "log": log, "replay_only": replay_only}
     k = weights = None
 
     def need_k() -> int:
@@ -227,6 +231,8 @@ def run_plan(stages: Sequence[str], root: Path, bench: Benchmark, *, models: Mod
             stage_comparison(bench, root, k, **run)
         elif stage == "floors":
             stage_floors(bench, root, **run)
+        elif stage == "weights" and replay_only:
+            log("AT2 weights: kept (replay only)")
         elif stage == "weights":
             weights = stage_weights(bench, root, models=models, lock=lock, log=log)
         else:
@@ -235,6 +241,8 @@ def run_plan(stages: Sequence[str], root: Path, bench: Benchmark, *, models: Mod
             plan.check_training_split(weights)
             if stage == "dev":
                 stage_dev(bench, root, k, weights, **run)
+            elif stage == "tune" and replay_only:
+                log("tuning: kept (replay only)")
             elif stage == "tune":
                 stage_tune(bench, root, k, weights, log=log)
             elif stage == "test":

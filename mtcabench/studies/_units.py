@@ -306,6 +306,7 @@ class RunSummary:
     done: int = 0
     replayed: int = 0
     computed: int = 0
+    left: int = 0
     model_seconds: float = 0.0
     results: list[StudyResult] = field(default_factory=list)
 
@@ -332,8 +333,12 @@ def state(unit: Unit, store: ResultStore) -> tuple[str, StudyResult | None]:
 
 def run_units(units: Sequence[Unit], store: ResultStore, *, models: Models | None = None,
               lock: Path | None = None, log: Callable[[str], None] | None = None,
-              commit: str | None = None) -> RunSummary:
-    """Work through ``units`` in order (see the module docstring); returns what was done."""
+              commit: str | None = None, replay_only: bool = False) -> RunSummary:
+    """Work through ``units`` in order (see the module docstring); returns what was done.
+
+    ``replay_only``: replay what the stored shares allow (a changed default, a revised gold)
+    and leave the units that need the model as they are (``left``): what a table-only run does,
+    so that a table never shows a point stored under other settings."""
     start = time.perf_counter()
     if log is None:
         def log(msg: str) -> None:
@@ -353,7 +358,7 @@ def run_units(units: Sequence[Unit], store: ResultStore, *, models: Models | Non
                          if s not in ("done", "replay") and u.scorer != FLOOR)
         log(f"{len(units)} units: {sum(s == 'done' for s, _ in states)} done, "
             f"{sum(s == 'replay' for s, _ in states)} to replay, {todo} to compute "
-            f"({with_model} with the model)")
+            f"({with_model} with the model{', left: replay only' if replay_only else ''})")
         for n, (unit, (why, old)) in enumerate(zip(units, states), 1):
             where = (f"{unit.split} {unit.scorer} {unit.setting} seed {unit.seed} "
                      f"{unit.conversation.id}")
@@ -371,6 +376,10 @@ def run_units(units: Sequence[Unit], store: ResultStore, *, models: Models | Non
                 summary.replayed += 1
                 summary.results.append(result)
                 log(f"[{n}/{len(units)}] {where}: replayed (no model)")
+                continue
+            if replay_only and unit.scorer != FLOOR:
+                summary.left += 1
+                log(f"[{n}/{len(units)}] {where}: left ({why}; needs the model)")
                 continue
             if unit.scorer == FLOOR:
                 tables, passes, queries, seconds = compute_unit(unit, None)

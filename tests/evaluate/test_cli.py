@@ -76,11 +76,21 @@ def test_trace_command_four_methods_in_one_run_then_score(sample_benchmark, tmp_
         assert label in result.output
 
 
+def test_open_system_zero_is_off_on_the_command_line():
+    """--open-system 0 turns the claims' policy rule off (None in Python); the default is on."""
+    from mtcabench.cli._evaluator import search_settings
+    from mtcabench.evaluate import SearchSettings
+
+    assert search_settings(3, 0.05, 6, 0.5, open_system=0.0).open_system is None
+    assert search_settings(3, 0.05, 6, 0.5).open_system == SearchSettings().open_system == 0.05
+    assert search_settings(3, 0.05, 6, 0.5).named_values is True
+
+
 @pytest.mark.parametrize("args, message", [
     (["--shard", "3/2"], "K must be between 1 and N"),
     (["--scorer", "bogus"], "unknown scorer"),
     (["--alpha", "2"], "alpha must be in [0, 1]"),
-    (["--open-system", "0"], "open_system must be in (0, 1]"),
+    (["--open-system", "1.5"], "open_system must be in (0, 1]"),
     (["--shard", "1/2", "--ray"], "--shard and --ray exclude each other"),
 ])
 def test_trace_command_errors_are_one_line(sample_benchmark, tmp_path, args, message):

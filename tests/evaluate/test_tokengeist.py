@@ -129,7 +129,8 @@ def test_top_k_keeps_best_and_breaks_ties_towards_the_later_turn():
 
 
 def test_relative_pruning_drops_weak_edges_and_their_cut_off_subgraph():
-    settings = SearchSettings(top_k=3, threshold=0.05, d_max=6, alpha=0.7)
+    # (the claims' policy rule off: a target without text is an open one)
+    settings = SearchSettings(top_k=3, threshold=0.05, d_max=6, alpha=0.7, open_system=None)
     graph = tokengeist(CONV, 8, Table(FULL), settings)
     # out of 8: best 0.5, so 4 (0.3 < 0.35) and 0 (0.1) go, and 4's parents with them;
     # out of 6: best 0.8, so 3 (0.2) goes; the structural edge 7 -> 6 always stays
@@ -313,14 +314,15 @@ def test_an_open_query_has_its_own_relative_threshold_and_top_k_a_held_value_kee
     # The target's text is held by no earlier turn (a claim): with open_alpha 0.1 its weaker
     # sources (the policy 0.1, the user 0.06) survive beside the best (0.5); the default alpha
     # 0.5 keeps only the best.
+    # (the claims' policy rule off, measured on its own below)
     shares = {TARGET: {7: 0.5, 0: 0.1, 1: 0.06}, C6: {5: 0.8}}
-    default = SearchSettings(top_k=3, threshold=0.05, alpha=0.5)
-    claim = SearchSettings(top_k=3, threshold=0.05, alpha=0.5, open_alpha=0.1)
+    default = SearchSettings(top_k=3, threshold=0.05, alpha=0.5, open_system=None)
+    claim = replace(default, open_alpha=0.1)
     first_hop = lambda g: {p for c, p in pairs(g) if c == 8}  # noqa: E731
     assert first_hop(tokengeist(CONV, 8, Table(shares), default, "no turn says this")) == {7}
     assert first_hop(tokengeist(CONV, 8, Table(shares), claim, "no turn says this")) == {7, 0, 1}
     assert first_hop(flat(8, Table(shares), claim, CONV, "no turn says this")) == {7, 0, 1}
-    narrow = SearchSettings(top_k=3, threshold=0.05, alpha=0.5, open_alpha=0.1, open_top_k=1)
+    narrow = replace(default, open_alpha=0.1, open_top_k=1)
     assert first_hop(tokengeist(CONV, 8, Table(shares), narrow, "no turn says this")) == {7}
     # A value some turn holds ("y": turn 7) is matched as before: the open settings are unused.
     held = tokengeist(CONV, 8, Table(shares), claim, '"y": 2')
@@ -341,8 +343,9 @@ def test_a_claim_keeps_the_policy_past_top_k_and_alpha_a_held_value_does_not():
     # top-k 2 and alpha 0.5 both drop; open_system 0.05 keeps it, as a leaf (system turns have
     # no parents), and changes nothing else in the graph.
     shares = {TARGET: {7: 0.6, 5: 0.25, 0: 0.06, 1: 0.02}, C6: {5: 0.8}}
-    default = SearchSettings(top_k=2, threshold=0.05, alpha=0.5)
-    policy = SearchSettings(top_k=2, threshold=0.05, alpha=0.5, open_system=0.05)
+    default = SearchSettings(top_k=2, threshold=0.05, alpha=0.5, open_system=None)
+    policy = replace(default, open_system=0.05)
+    assert policy == SearchSettings(top_k=2, threshold=0.05, alpha=0.5)  # the default's rule
     first_hop = lambda g: {p for c, p in pairs(g) if c == 8}  # noqa: E731
     claim = "you are not eligible"
     base = tokengeist(CONV, 8, Table(shares), default, claim)
@@ -431,8 +434,9 @@ def test_the_values_a_claim_names_decide_among_the_records():
     # The claim names HAT045: the record holding it stays, the other record goes, the user stays.
     shares = {TARGET: {4: 0.5, 3: 0.3, 1: 0.2}}
     claim = "flight HAT045 is running late"
-    plain = SearchSettings(top_k=3, threshold=0.05, alpha=0.0, d_max=1)
+    plain = SearchSettings(top_k=3, threshold=0.05, alpha=0.0, d_max=1, named_values=False)
     named = replace(plain, named_values=True)
+    assert SearchSettings().named_values  # on by default
     first_hop = lambda g: {p for c, p in pairs(g) if c == 5}  # noqa: E731
     assert first_hop(tokengeist(RECORDS, 5, Table(shares), plain, claim)) == {4, 3, 1}
     assert first_hop(tokengeist(RECORDS, 5, Table(shares), named, claim)) == {3, 1}

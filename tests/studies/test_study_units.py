@@ -52,3 +52,33 @@ def test_units_store_traces_graphs_and_its_passes(loaded, sample_benchmark, tmp_
         assert result.queries >= len(unit.spans) and result.seconds > 0
     again = run_units(units, store, models=NoModel(), log=lambda _: None, commit="abc")
     assert (again.done, again.computed) == (3, 0)
+
+
+def test_replay_only_replays_a_changed_point_and_leaves_what_needs_the_model(
+        loaded, sample_benchmark, tmp_path):
+    """A table-only run after a default changed: the stored shares give the new point without
+    the model; a unit never computed is left, not computed."""
+    from mtcabench.evaluate import SearchSettings
+    from mtcabench.studies import SearchPoint
+
+    bench = load_benchmark(sample_benchmark)
+    by_conv = bench.spans_by_conversation()
+    convs = sorted(by_conv)
+    units = [Unit("test", "test", bench.conversations[c], tuple(by_conv[c]), "avg-attention",
+                  "x") for c in convs]
+    store = ResultStore(tmp_path / "units")
+    run_units(units[:2], store, models=Models(loaded=loaded), log=lambda _: None, commit="abc")
+    top1 = (SearchPoint("default", SearchSettings(top_k=1, open_system=None)),)
+    changed = [Unit(u.study, u.split, u.conversation, u.spans, u.scorer, u.setting,
+                    points=top1) for u in units]
+    lines: list[str] = []
+    summary = run_units(changed, store, models=NoModel(), log=lines.append, commit="abc",
+                        replay_only=True)
+    assert (summary.replayed, summary.left, summary.computed) == (2, 1, 0)
+    assert not changed[2].path(store).exists()
+    assert any(line.endswith("left (missing; needs the model)") for line in lines)
+    turn = {s.id: s.span.turn for s in bench.spans}
+    for result in summary.results:
+        assert result.points["default"].settings["top_k"] == 1
+        for span in result.points["default"].methods["flat"]:
+            assert len(span.edges) <= 1 and all(c == turn[span.span_id] for c, _, _ in span.edges)

@@ -40,7 +40,7 @@ which holder (the user who typed an id, or the tool result that listed it), and 
 alone when no turn holds the value, or when no holder scores at least the threshold (a value
 the agent composed, or one a short string matches by chance).
 
-The values a claim names (``named_values``, off by default). A claim copies no earlier text,
+The values a claim names (``named_values``, on by default). A claim copies no earlier text,
 but it may name values ("the refund of $120", "flight HAT045 on 2024-05-17"): the record it
 speaks of holds them, the other records the conversation fetched do not, and attention alone
 credits every record about the same kind of thing. With the setting, an open target's
@@ -56,7 +56,7 @@ restate the text that drew on it (:func:`restating`: the most content words shar
 least :data:`MIN_SHARED_WORDS`), and as a whole where none does. The sentences must be among
 the queries the pass computed (:func:`relay_nodes`, added when the setting is on).
 
-The policy behind a conclusion (``open_system``, off by default). A target no earlier turn
+The policy behind a conclusion (``open_system``, 0.05 by default). A target no earlier turn
 holds the text of (a claim: a refusal, an eligibility, a stated rule) may draw on the system
 turn's rules, which the conclusion attends to thinly (one sentence of a long prompt) while the
 record the rule was applied to takes the top of the ranking and the relative threshold. With
@@ -247,6 +247,12 @@ class ValueIndex:
         wanted = [v for v in map(normalised, values) if len(v) >= MIN_VALUE_CHARS]
         return {t for t, text in enumerate(self._texts[:before])
                 if any(v in text for v in wanted)}
+
+
+def is_open(conversation: Conversation, turn: int, text: str) -> bool:
+    """Whether no turn before ``turn`` holds ``text`` (a claim, a sentence the agent composed):
+    the targets the claims' rules (``open_system``, ``named_values``) act on."""
+    return not ValueIndex(conversation, turn).holders([text], turn)
 
 
 def among_holders(shares: dict[int, float], holders: set[int],
