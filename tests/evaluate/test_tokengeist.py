@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from mtcabench.evaluate import TARGET, SearchSettings, flat, tokengeist
+from mtcabench.evaluate import TARGET, SearchSettings, flat, is_open, tokengeist
 from mtcabench.evaluate.methods._tokengeist import (
     Part,
     ValueIndex,
@@ -449,3 +449,11 @@ def test_the_values_a_claim_names_decide_among_the_records():
     # A held span (its text in an earlier turn) is the value rule's, not this one's.
     held = tokengeist(RECORDS, 5, Table(shares), named, "HAT045")
     assert first_hop(held) == {3}
+
+
+def test_a_target_is_open_when_no_earlier_turn_holds_its_text():
+    # "HAT045" is in the tool result (turn 3): a span copying it is held, not open; the
+    # claim's sentence is in no earlier turn; a text in the target's own turn only is open.
+    assert not is_open(RECORDS, 5, "HAT045")
+    assert is_open(RECORDS, 5, "Your flight HAT045 is running late")
+    assert is_open(RECORDS, 3, "HAT107")  # turn 4 comes after turn 3
