@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import asdict
 import re
 import sys
 import time
@@ -65,6 +64,7 @@ from mtcabench.studies import (  # noqa: E402
     conversation_fingerprint,
     digest,
     gold_fingerprint,
+    point_settings,
     rounded,
     split_of,
     write_tables,
@@ -74,7 +74,7 @@ from mtcabench.studies import (  # noqa: E402
 #: which act only on spans no earlier turn holds the text of and leave the sink variants'
 #: comparison as it was; its result files (keyed by these settings) stay valid without the
 #: captures they were replayed from.
-MEASURED_WITH = SearchSettings(open_system=None, named_values=False)
+MEASURED_WITH = SearchSettings(open_system=None, named_values=False, value_origin=False)
 DEFAULT_OUT = ROOT / "runs" / "sink-study"
 _OLD_BOUNDARY = re.compile(r"(?<=[.!?])\s+|\n+")
 
@@ -366,7 +366,9 @@ def main() -> int:
         conv = bench.conversations[c]
         seconds = float(data["seconds"]) if "seconds" in data else 0.0
         for order, (name, v) in enumerate(variants.items()):
-            record = {"format": SINK_FORMAT, "variant": v, "search": asdict(search),
+            # stored as every study stores a point (the settings off since left out), so the
+            # result files written before those settings keep their signature
+            record = {"format": SINK_FORMAT, "variant": v, "search": point_settings(search),
                       "model": "smollm2-135m-instruct",
                       "conversation": conversation_fingerprint(conv, work[c])}
             path = store.path("dev", "avg-attention", name, 0, c)
@@ -374,7 +376,8 @@ def main() -> int:
             if isinstance(old, StudyResult) and old.signature == digest(record):
                 continue
             graphs = replay_conversation(conv, work[c], data, v, search)
-            point = PointResult(settings=asdict(search), settings_hash=digest(asdict(search)),
+            point = PointResult(settings=point_settings(search),
+                                settings_hash=digest(point_settings(search)),
                                 gold=gold_fingerprint(work[c]),
                                 methods={"tokengeist": span_results(bench, work[c], graphs)})
             store.write(StudyResult(

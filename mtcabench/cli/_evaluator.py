@@ -106,6 +106,14 @@ def named_values() -> Any:
                         "docs/evaluate.md, Claims).")
 
 
+def value_origin() -> Any:
+    return typer.Option(_SEARCH.value_origin, "--value-origin/--no-value-origin",
+                        help="For a claim, a call's argument value is credited to the turn it "
+                        "came from: an assistant turn that restated it is left out of its "
+                        "parents when a user, tool or system turn holding it is a candidate "
+                        "(measured in docs/evaluate.md, Claims).")
+
+
 def max_tokens(beyond: str) -> Any:
     """``--max-tokens``; ``beyond`` says what happens to a span past the limit."""
     return typer.Option(_TRACE.max_tokens, "--max-tokens", help="Token limit (default: the "
@@ -135,11 +143,12 @@ def dtype() -> Any:
 def search_settings(top_k: int, threshold: float, d_max: int, alpha: float,
                     match_values: bool = _SEARCH.match_values,
                     open_system: float | None = _SEARCH.open_system,
-                    named_values: bool = _SEARCH.named_values) -> SearchSettings:
+                    named_values: bool = _SEARCH.named_values,
+                    value_origin: bool = _SEARCH.value_origin) -> SearchSettings:
     # --open-system 0 is the command line's "off" (None in Python)
     return SearchSettings(top_k=top_k, threshold=threshold, d_max=d_max, alpha=alpha,
                           match_values=match_values, open_system=open_system or None,
-                          named_values=named_values)
+                          named_values=named_values, value_origin=value_origin)
 
 
 #: Where ``--help`` lists the generated options.

@@ -54,6 +54,7 @@ def explain(
     match_values: bool = ev.match_values(),
     open_system: float | None = ev.open_system(),
     named_values: bool = ev.named_values(),
+    value_origin: bool = ev.value_origin(),
     max_tokens: int | None = ev.max_tokens(
         "a span past it is attributed in a context window of the conversation (earlier "
         "turns shortened)."),
@@ -90,7 +91,7 @@ def explain(
 
     settings = TraceSettings(
         search=ev.search_settings(top_k, threshold, d_max, alpha, match_values, open_system,
-                                  named_values),
+                                  named_values, value_origin),
         max_tokens=max_tokens, seed=seed, scorers=scorer_settings or {}, verify_edges=verify_edges)
     conv = read_transcript(file, conversation, format)
     targets = resolve_targets(conv, turn=turn, span=span, start=start, end=end, values=values)

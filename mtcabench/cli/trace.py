@@ -55,6 +55,7 @@ def trace(
     match_values: bool = ev.match_values(),
     open_system: float | None = ev.open_system(),
     named_values: bool = ev.named_values(),
+    value_origin: bool = ev.value_origin(),
     turn_aggregate: str = typer.Option(_TRACE.turn_aggregate,
                                        help="Sentence to turn scores: max or sum."),
     max_tokens: int | None = ev.max_tokens(
@@ -78,7 +79,7 @@ def trace(
     outputs = method_outputs(method, out)
     settings = TraceSettings(
         search=ev.search_settings(top_k, threshold, d_max, alpha, match_values, open_system,
-                                  named_values),
+                                  named_values, value_origin),
         turn_aggregate=turn_aggregate, max_tokens=max_tokens, seed=seed,
         scorers=scorer_settings or {}, verify_edges=verify_edges,
     )

@@ -56,6 +56,11 @@ class SearchSettings:
     #: (user and system turns stay). On: chosen with ``open_system`` on the claims' dev split
     #: (docs/evaluate.md, "Claims").
     named_values: bool = True
+    #: In the search for a target whose text no earlier turn holds (a claim), a call's argument
+    #: value is credited to the turn it came from: among the turns holding it, an assistant
+    #: turn that restated it is left out when a user, tool or system turn holding it is a
+    #: candidate. On: chosen on the claims' dev split, values kept (docs/evaluate.md, "Claims").
+    value_origin: bool = True
 
     def __post_init__(self):
         if self.top_k < 1:

@@ -122,6 +122,7 @@ from mtcabench.studies._results import (
     conversation_fingerprint,
     digest,
     gold_fingerprint,
+    point_settings,
     rounded,
 )
 from mtcabench.studies._studies import (
@@ -168,7 +169,7 @@ __all__ = [
     "claim_bounds", "claim_errors", "claim_peer_units", "claim_peers_table", "claim_table", "claim_units", "claims_of", "first_hop_shares", "llm_sample", "llm_submission",
     "llm_table", "rejection_reasons", "targets_lines", "default_point", "describe", "digest",
     "domain_gold", "domain_table", "domain_units", "release_gold",
-    "evaluate_point", "floor_scores", "gold_fingerprint", "load_cache", "load_gold", "md_table",
+    "evaluate_point", "floor_scores", "gold_fingerprint", "load_cache", "point_settings", "load_gold", "md_table",
     "missing", "model_root", "model_table", "model_units", "objective", "parameter_study", "plan", "render", "replay", "rounded", "run_grid",
     "run_plan", "run_units", "sample", "score_graphs", "score_test", "search_table", "signature",
     "split_of",

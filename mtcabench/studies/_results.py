@@ -198,7 +198,8 @@ def settings_digest(settings: Mapping[str, Any]) -> str:
 #: Settings stored only when on (not None, not False): added after results were stored, whose
 #: points read as off. The claims' rules are on by default now, so a default point stores them
 #: and a point with them off (the search before them) keeps the record it always had.
-_WHEN_SET = ("open_alpha", "open_top_k", "open_system", "relay_sentences", "named_values")
+_WHEN_SET = ("open_alpha", "open_top_k", "open_system", "relay_sentences", "named_values",
+             "value_origin")
 
 
 def point_settings(search) -> dict[str, Any]:

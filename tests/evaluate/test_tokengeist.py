@@ -451,6 +451,38 @@ def test_the_values_a_claim_names_decide_among_the_records():
     assert first_hop(held) == {3}
 
 
+#: 0 system, 1 user gives the id, 2 assistant restates it, 3 the call, 4 its result, 5 answer.
+RESTATED = Conversation.model_validate({
+    "id": "hand/restated", "source": "hand", "domain": "test",
+    "turns": [
+        {"index": 0, "role": "system", "content": "policy"},
+        {"index": 1, "role": "user", "content": "my reservation is ABC123"},
+        {"index": 2, "role": "assistant", "content": "I will look up reservation ABC123."},
+        {"index": 3, "role": "assistant", "tool_calls": [
+            {"id": "a", "name": "get_reservation", "arguments": {"id": "ABC123"}}]},
+        {"index": 4, "role": "tool", "tool_call_id": "a", "content": "ABC123: JFK to SFO"},
+        {"index": 5, "role": "assistant", "content": "It goes from JFK to SFO."},
+    ],
+})
+
+
+def test_a_calls_argument_is_credited_to_where_it_came_from_not_to_a_restatement():
+    (arg,) = call_parts(RESTATED.turns[3], 0)
+    shares = {TARGET: {4: 0.9}, arg: {2: 0.6, 1: 0.3}}
+    before = SearchSettings(top_k=1, threshold=0.05, alpha=0.0, value_origin=False)
+    origin = replace(before, value_origin=True)
+    assert SearchSettings().value_origin  # on by default
+    call_parents = lambda g: {p for c, p in pairs(g) if c == 3}  # noqa: E731
+    claim = "It goes from JFK to SFO"
+    assert call_parents(tokengeist(RESTATED, 5, Table(shares), before, claim)) == {2}
+    assert call_parents(tokengeist(RESTATED, 5, Table(shares), origin, claim)) == {1}
+    # The origin under the threshold: the restatement stays (the model decides among holders).
+    weak = {TARGET: {4: 0.9}, arg: {2: 0.6, 1: 0.01}}
+    assert call_parents(tokengeist(RESTATED, 5, Table(weak), origin, claim)) == {2}
+    # A value span (its text held by the record): the copy the call copied stays, as before.
+    assert call_parents(tokengeist(RESTATED, 5, Table(shares), origin, "JFK to SFO")) == {2}
+
+
 def test_a_target_is_open_when_no_earlier_turn_holds_its_text():
     # "HAT045" is in the tool result (turn 3): a span copying it is held, not open; the
     # claim's sentence is in no earlier turn; a text in the target's own turn only is open.

@@ -142,4 +142,5 @@ def _open(s) -> dict:
     return {k: v for k, v in (("open_alpha", s.open_alpha), ("open_top_k", s.open_top_k),
                               ("open_system", s.open_system),
                               ("relay_sentences", s.relay_sentences or None),
-                              ("named_values", s.named_values or None)) if v is not None}
+                              ("named_values", s.named_values or None),
+                              ("value_origin", s.value_origin or None)) if v is not None}

@@ -40,6 +40,15 @@ which holder (the user who typed an id, or the tool result that listed it), and 
 alone when no turn holds the value, or when no holder scores at least the threshold (a value
 the agent composed, or one a short string matches by chance).
 
+A value's origin (``value_origin``, on by default). A call's argument is often held by the
+turn that first gave it (the user who typed the id, the record that listed it) and by an
+assistant turn that restated it since ("let me look up reservation ABC123"), which attention
+prefers for being nearer. In the search for an open target (a claim: where its information
+came from), an argument's candidate holders are cut to the user, tool and system turns among
+them (:func:`origins`), when one of those is a candidate: the value is credited to where it
+came from, not to where it was repeated. A value span's search keeps the restatement, the copy
+the call copied (the lineage rules' chain of copies, which the value gold is).
+
 The values a claim names (``named_values``, on by default). A claim copies no earlier text,
 but it may name values ("the refund of $120", "flight HAT045 on 2024-05-17"): the record it
 speaks of holds them, the other records the conversation fetched do not, and attention alone
@@ -267,6 +276,16 @@ def among_holders(shares: dict[int, float], holders: set[int],
     return shares
 
 
+def origins(conversation: Conversation, holders: set[int], shares: dict[int, float],
+            settings: SearchSettings) -> set[int]:
+    """``holders`` without the assistant turns (restatements) when a user, tool or system turn
+    among them is a candidate (a share of at least the threshold)."""
+    first = {t for t in holders if conversation.turns[t].role is not Role.ASSISTANT}
+    if any(shares.get(t, 0) > 0 and shares.get(t, 0) >= settings.threshold for t in first):
+        return first
+    return holders
+
+
 def named_values(text: str) -> list[str]:
     """The values a text names: its words holding a digit, three characters or more (an
     amount, a date, an id, a flight number), leading currency signs and trailing punctuation
@@ -346,6 +365,8 @@ def tokengeist(
         asked_shares = shares(key)
         if key == TARGET:
             target_shares, open_target = asked_shares, not holders
+        if settings.value_origin and open_target and isinstance(key, Part) and holders:
+            holders = origins(conversation, holders, asked_shares, settings)
         candidates = among_holders(asked_shares, holders, settings)
         if key == TARGET and not holders:
             candidates = among_named(candidates, conversation, values,
