@@ -260,8 +260,15 @@ class ValueIndex:
 
 def is_open(conversation: Conversation, turn: int, text: str) -> bool:
     """Whether no turn before ``turn`` holds ``text`` (a claim, a sentence the agent composed):
-    the targets the claims' rules (``open_system``, ``named_values``) act on."""
+    the targets the claims' rules (``open_system``, ``named_values``, ``value_origin``) act
+    on."""
     return not ValueIndex(conversation, turn).holders([text], turn)
+
+
+def is_candidate(share: float, settings: SearchSettings) -> bool:
+    """Whether a turn with this share can be selected: above zero and at least the threshold
+    (a share of zero never counts, even with threshold 0)."""
+    return share > 0 and share >= settings.threshold
 
 
 def among_holders(shares: dict[int, float], holders: set[int],
@@ -271,7 +278,7 @@ def among_holders(shares: dict[int, float], holders: set[int],
     if not settings.match_values or not holders:
         return shares
     held = {t: s for t, s in shares.items() if t in holders}
-    if any(s > 0 and s >= settings.threshold for s in held.values()):
+    if any(is_candidate(s, settings) for s in held.values()):
         return held
     return shares
 
@@ -281,7 +288,7 @@ def origins(conversation: Conversation, holders: set[int], shares: dict[int, flo
     """``holders`` without the assistant turns (restatements) when a user, tool or system turn
     among them is a candidate (a share of at least the threshold)."""
     first = {t for t in holders if conversation.turns[t].role is not Role.ASSISTANT}
-    if any(shares.get(t, 0) > 0 and shares.get(t, 0) >= settings.threshold for t in first):
+    if any(is_candidate(shares.get(t, 0.0), settings) for t in first):
         return first
     return holders
 
@@ -303,7 +310,7 @@ def among_named(shares: dict[int, float], conversation: Conversation, values: Va
         return shares
     holding = values.holders(named, before)
     tools = {t for t in shares if conversation.turns[t].role is Role.TOOL}
-    if not any(shares[t] > 0 and shares[t] >= settings.threshold for t in tools & holding):
+    if not any(is_candidate(shares[t], settings) for t in tools & holding):
         return shares
     return {t: s for t, s in shares.items() if t not in tools or t in holding}
 
@@ -314,7 +321,7 @@ def select_parents(shares: dict[int, float], before: int, settings: SearchSettin
     Ties go to the later turn (the nearer one), so that results do not depend on dict order.
     A share of zero never counts, even with threshold 0.
     """
-    eligible = [(t, s) for t, s in shares.items() if t < before and s > 0 and s >= settings.threshold]
+    eligible = [(t, s) for t, s in shares.items() if t < before and is_candidate(s, settings)]
     eligible.sort(key=lambda ts: (-ts[1], -ts[0]))
     return eligible[: settings.top_k]
 
