@@ -120,6 +120,14 @@ def max_tokens(beyond: str) -> Any:
                         f"model's context); {beyond}")
 
 
+def window_room() -> Any:
+    return typer.Option(_TRACE.window_room, "--window-room", min=0.0, max=0.99,
+                        metavar="SHARE", help="Room a context window leaves after the turn "
+                        "it is fitted for, as a share of the token limit: later turns that "
+                        "still fit share it and its forward passes (0: a window per turn; "
+                        "docs/evaluate.md, Long conversations).")
+
+
 def seed() -> Any:
     return typer.Option(_TRACE.seed, "--seed", help="Seed of the scorers' random passes (the "
                         "context subsampling of AttnTrace and ablation), per conversation.")

@@ -58,6 +58,7 @@ def explain(
     max_tokens: int | None = ev.max_tokens(
         "a span past it is attributed in a context window of the conversation (earlier "
         "turns shortened)."),
+    window_room: float = ev.window_room(),
     otlp_endpoint: str | None = typer.Option(
         None, "--otlp-endpoint", metavar="URL", help="Send the graphs as OpenTelemetry spans "
         "(OTLP HTTP/protobuf; a URL without a path gets /v1/traces): per span and method a "
@@ -92,7 +93,8 @@ def explain(
     settings = TraceSettings(
         search=ev.search_settings(top_k, threshold, d_max, alpha, match_values, open_system,
                                   named_values, value_origin),
-        max_tokens=max_tokens, seed=seed, scorers=scorer_settings or {}, verify_edges=verify_edges)
+        max_tokens=max_tokens, window_room=window_room, seed=seed,
+        scorers=scorer_settings or {}, verify_edges=verify_edges)
     conv = read_transcript(file, conversation, format)
     targets = resolve_targets(conv, turn=turn, span=span, start=start, end=end, values=values)
     if out is not None:  # before any model runs: a bad --out was refused only after it

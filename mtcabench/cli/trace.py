@@ -61,6 +61,7 @@ def trace(
     max_tokens: int | None = ev.max_tokens(
         "a span past it is attributed in a context window of the conversation (earlier "
         "turns shortened; docs/evaluate.md)."),
+    window_room: float = ev.window_room(),
     seed: int = ev.seed(),
     verify_edges: bool = ev.verify_edges(),
     shard: str | None = typer.Option(None, help="K/N: trace only shard K of N (numbered from "
@@ -80,7 +81,8 @@ def trace(
     settings = TraceSettings(
         search=ev.search_settings(top_k, threshold, d_max, alpha, match_values, open_system,
                                   named_values, value_origin),
-        turn_aggregate=turn_aggregate, max_tokens=max_tokens, seed=seed,
+        turn_aggregate=turn_aggregate, max_tokens=max_tokens, window_room=window_room,
+        seed=seed,
         scorers=scorer_settings or {}, verify_edges=verify_edges,
     )
     with needs_extra("the evaluator"):

@@ -99,6 +99,8 @@ DEFAULT_DTYPE = "auto"
 MAX_ABLATION_PASSES = 4096
 #: How sentence scores become turn scores.
 TURN_AGGREGATES = ("max", "sum")
+#: The default ``TraceSettings.window_room``.
+WINDOW_ROOM = 0.25
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,10 @@ class TraceSettings:
     #: log-probability (one extra pass per distinct parent turn of a conversation).
     verify_edges: bool = False
     evidence_sentences: int = 3
+    #: Room a context window leaves after the turn it is fitted for, as a share of the token
+    #: limit: the later turns that end within the limit in it share it and its passes (0: a
+    #: window per turn; docs/evaluate.md, *Long conversations*).
+    window_room: float = WINDOW_ROOM
 
     def __post_init__(self):
         if not isinstance(self.search, SearchSettings):
@@ -132,6 +138,9 @@ class TraceSettings:
             raise SettingsError(f"turn aggregate must be max or sum, got {self.turn_aggregate!r}")
         if self.max_tokens is not None and self.max_tokens < 1:
             raise SettingsError(f"max_tokens must be at least 1, got {self.max_tokens}")
+        if not (isinstance(self.window_room, (int, float)) and 0 <= self.window_room < 1):
+            raise SettingsError("window_room must be a share of the token limit, at least 0 "
+                                f"and below 1, got {self.window_room!r}")
         if not 0 <= self.evidence_sentences <= 16:
             raise SettingsError("evidence_sentences must be 0 to 16 (a submission's limit), "
                                 f"got {self.evidence_sentences}")

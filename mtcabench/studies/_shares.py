@@ -111,8 +111,21 @@ def tables_from(result, conversation: Conversation, spans: list[BenchmarkSpan],
     for sid, window in result.windows.items():
         tables.windowed[sid] = _turn_table(result.shares[sid], conversation, turn_of[sid],
                                            relayed)
-        tables.windows[sid] = window.report()
+        tables.windows[sid] = stored_window(window)
     return tables
+
+
+def stored_window(window) -> dict:
+    """A window as a study stores it: the submission's ``window`` and how it was chosen."""
+    return {**window.report(), **window.policy()}
+
+
+def other_window_policy(windows: dict[str, dict], settings: TraceSettings) -> bool:
+    """Stored windows (:func:`stored_window`) that ``settings`` would not build: a window per
+    turn (before shared windows: no anchor kept) or another room. Such shares are computed
+    again; shares without windows stay valid."""
+    return any("anchor" not in w or w.get("room") != round(settings.window_room * w["limit"])
+               for w in windows.values())
 
 
 def _turn_table(fn, conversation: Conversation, last: int, relayed: bool) -> dict:
@@ -210,8 +223,10 @@ def all_shares(bench: Benchmark, work: dict[str, list[BenchmarkSpan]], cache_pat
     for cid, spans in work.items():
         sig = signature(model, scorer, bench.conversations[cid], spans)
         hit = cache.get(cid)
+        stored = hit["shares"]["max"] if hit is not None else {}
         if (hit is not None and hit["signature"] == sig
-                and not any(before_windows(r) for r in hit["shares"]["max"]["skipped"].values())):
+                and not any(before_windows(r) for r in stored["skipped"].values())
+                and not other_window_policy(stored.get("windows", {}), TraceSettings())):
             out[cid] = {agg: ShareTables.from_json(hit["shares"][agg]) for agg in AGGREGATES}
             seconds[cid] = hit.get("seconds")
         else:

@@ -60,7 +60,13 @@ from mtcabench.studies._results import (
     rounded,
     settings_record,
 )
-from mtcabench.studies._shares import ShareTables, before_windows, tables_from
+from mtcabench.studies._shares import (
+    ShareTables,
+    before_windows,
+    other_window_policy,
+    stored_window,
+    tables_from,
+)
 
 #: The scorer name of a unit of the model-free floors (no model, no shares).
 FLOOR = "model-free"
@@ -268,7 +274,7 @@ def compute_unit(unit: Unit, loaded) -> tuple[ShareTables | None, int, int, floa
     else:
         tables = ShareTables(skipped={k: u.reason() for k, u in got.unfit.items()},
                              targets={sid: dict(fn(TARGET)) for sid, fn in got.shares.items()},
-                             windows={sid: w.report() for sid, w in got.windows.items()})
+                             windows={sid: stored_window(w) for sid, w in got.windows.items()})
     # The queries asked: the spans, and Tokengeist's per rendering (the whole conversation,
     # each context window).
     queries = len(got.shares)
@@ -322,6 +328,10 @@ def state(unit: Unit, store: ResultStore) -> tuple[str, StudyResult | None]:
                                     for spans in p.methods.values() for s in spans):
         # Spans past the context were skipped then; they are attributed in a window now.
         return "spans past the context, now windowed", got
+    if (unit.scorer != FLOOR and got.shares is not None
+            and other_window_policy(got.shares.get("windows", {}), unit.settings)):
+        # Windows of another policy (one per turn before shared windows, or another room).
+        return "context windows of another policy", got
     gold = gold_fingerprint(list(unit.spans))
     for p in unit.points:
         have = got.points.get(p.label)

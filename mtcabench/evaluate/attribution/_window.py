@@ -26,6 +26,17 @@ every span of the turn shares it and one set of passes; it depends on the conver
 that turn only. When even the system turn, the headers and the target turn alone do not fit,
 there is no window: the caller skips the turn's spans with that reason.
 
+**Shared windows** (:func:`plan_windows`). A window is fitted with *room*: its turn ends
+``room`` tokens below the limit (``TraceSettings.window_room``, a share of the limit), and the
+assistant turns after it are read in the same window (its cuts, the turns from its own on
+whole) until one ends past the limit; that one gets a window of its own, and so on. Every turn
+of such a chain is read from one rendering, one set of passes, where a window per turn took a
+set of passes each (the reason ``trace`` cost more than a plain pass on long conversations).
+Which window a turn gets depends on the conversation up to that turn only: the chain runs over
+every assistant turn past the limit, asked about or not, so the online Tracer asking about one
+turn builds the same window as ``trace`` asking about all of them. When no window fits with
+room, the turn's window is fitted without.
+
 A :class:`Window` maps offsets between the original turns and the windowed ones, both ways:
 queries are asked in the original coordinates and evidence is returned in them (a windowed
 text's range that falls in a marker has no original and is dropped). Elided tokens have no
@@ -214,6 +225,14 @@ class Window:
     end_before: int
     end_after: int
     cuts: dict[int, TurnCut] = field(default_factory=dict)
+    #: The turn the window was fitted for (``target`` itself, or an earlier turn whose window
+    #: this turn shares: see :func:`plan_windows`), and the room it was fitted with (tokens).
+    anchor: int = -1
+    room: int = 0
+
+    def __post_init__(self):
+        if self.anchor < 0:
+            self.anchor = self.target
 
     def to_window(self, turn: int, start: int, end: int) -> tuple[int, int]:
         """Windowed ``Turn.text`` range of an original range (a bound inside a left-out gap
@@ -259,6 +278,17 @@ class Window:
                            "tokens_left_out": c.tokens_left_out, "left_out": c.left_out}
                           for c in sorted(self.cuts.values(), key=lambda c: c.turn)]}
 
+    def policy(self) -> dict:
+        """How the window was chosen (a study's stored window: what tells a window of another
+        policy, to be computed again, from one of this one)."""
+        return {"anchor": self.anchor, "room": self.room}
+
+    def shared_by(self, turn: int, end_before: int, end_after: int) -> Window:
+        """This window (same cuts) read for a later ``turn``: the turns after the anchor are
+        whole; ``end_before``/``end_after``: where ``turn`` ends unwindowed and in it."""
+        return Window(self.original, _windowed(self.original, turn, self.cuts), turn,
+                      self.limit, end_before, end_after, self.cuts, self.anchor, self.room)
+
 
 @dataclass(frozen=True)
 class NoWindow:
@@ -301,11 +331,49 @@ def _cap(sizes: dict[int, int], need: int, floor: int) -> int | None:
 
 
 def fit_window(conversation: Conversation, target: int, tokenizer, limit: int,
-               end_before: int) -> Window | NoWindow:
-    """A window in which turn ``target``'s text ends within ``limit`` tokens (see the module
-    docstring), so that every span of the turn fits; ``end_before``: where the turn's text
-    ends unwindowed. It depends on the conversation up to the turn only (the online Tracer
-    and ``trace`` build the same one)."""
+               end_before: int, room: int = 0) -> Window | NoWindow:
+    """A window in which turn ``target``'s text ends within ``limit - room`` tokens (see the
+    module docstring), so that every span of the turn fits and later turns may share it;
+    ``end_before``: where the turn's text ends unwindowed. When none fits with ``room``, the
+    window fitted without. It depends on the conversation up to the turn only (the online
+    Tracer and ``trace`` build the same one)."""
+    if room > 0:
+        got = _fit(conversation, target, tokenizer, limit - room, end_before)
+        if isinstance(got, Window):
+            got.limit, got.room = limit, room
+            return got
+    return _fit(conversation, target, tokenizer, limit, end_before)
+
+
+def plan_windows(conversation: Conversation, ends: dict[int, int], tokenizer, limit: int,
+                 room: int) -> dict[int, Window | NoWindow]:
+    """The window of each assistant turn whose text ends past ``limit`` (``ends``: every such
+    turn up to the last one asked about, and where it ends unwindowed), as the module docstring
+    says (*shared windows*): a turn is read in the window of the chain's last anchor when it
+    ends within the limit there, else it is an anchor, with a window fitted with ``room``."""
+    out: dict[int, Window | NoWindow] = {}
+    current: Window | None = None
+    shared_ends: dict[int, int] = {}  # where each later turn ends in the current window
+    last = max(ends, default=-1)
+    for turn in sorted(ends):
+        if current is not None and shared_ends.get(turn, limit + 1) <= limit:
+            out[turn] = current.shared_by(turn, ends[turn], shared_ends[turn])
+            continue
+        got = fit_window(conversation, turn, tokenizer, limit, ends[turn], room)
+        out[turn] = got
+        current = got if isinstance(got, Window) else None
+        if current is not None and turn < last:
+            # One rendering of the window up to the last turn gives every later turn's end (a
+            # rendering's prefix is that of a shorter one: the model reads it causally).
+            wide = _windowed(conversation, last, current.cuts)
+            full = render_conversation(wide, tokenizer, upto=last).full
+            shared_ends = {t: full.turn_tokens(t)[1] for t in ends if t > turn}
+    return out
+
+
+def _fit(conversation: Conversation, target: int, tokenizer, limit: int,
+         end_before: int) -> Window | NoWindow:
+    """The window of :func:`fit_window` for a turn ending within ``limit``."""
     turns = conversation.turns[:target]
     values = traced_values(conversation, target)
     encoded = {t.index: tokenize(tokenizer, t.content) for t in turns if t.content}

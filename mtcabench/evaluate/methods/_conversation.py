@@ -15,8 +15,10 @@ never needed (the model is causal). A span that ends past it is attributed in a 
 window* (:mod:`mtcabench.evaluate.attribution._window`): the conversation up to the span's
 turn with earlier turns' content shortened (tool results first, the longest first, values the
 search traces kept, an explicit marker per gap), one window and one more set of passes per
-such turn, queried in the original turns' offsets so the methods see nothing different; the
-submission entry records it as ``window``. A span is skipped (``skipped = "too-long: ..."``)
+such window, queried in the original turns' offsets so the methods see nothing different; the
+submission entry records it as ``window``. A window is fitted with room
+(``TraceSettings.window_room``), and the later turns that still end within the limit in it
+share it and its passes (*shared windows* in ``_window.py``). A span is skipped (``skipped = "too-long: ..."``)
 only when no window fits: the system turn and its own turn alone pass the limit, or the text up
 to it is beyond any window (:func:`~mtcabench.evaluate.attribution._window.beyond_any_window`,
 decided before tokenising). Model-free methods read no tokens and attribute every span.
@@ -39,7 +41,7 @@ from mtcabench.evaluate.attribution._window import (
     Window,
     beyond_any_window,
     fewest_tokens,
-    fit_window,
+    plan_windows,
     text_chars,
 )
 from mtcabench.evaluate._settings import TraceSettings
@@ -230,25 +232,37 @@ def model_shares(
             ends[t.turn] = full.turn_tokens(t.turn)[1]
         else:
             fitting[key] = t
-    windows: dict[int, Window] = {}
+    # Every assistant turn past the limit up to the last one asked about takes part in the
+    # chain of shared windows, asked about or not: a turn's window is then the same whichever
+    # turns are asked (the online Tracer asks one at a time).
+    chain = {i: e for i in range(max(past, default=-1) + 1)
+             if conversation.turns[i].role is Role.ASSISTANT
+             and (e := full.turn_tokens(i)[1]) > limit}
+    planned = plan_windows(conversation, chain, loaded.tokenizer, limit,
+                           round(settings.window_room * limit))
+    groups: dict[int, list[int]] = {}  # by the turn each window was fitted for
     for turn, spans in sorted(past.items()):
-        got = fit_window(conversation, turn, loaded.tokenizer, limit, ends[turn])
+        got = planned[turn]
         if isinstance(got, NoWindow):
             for key, t in spans.items():
                 out.unfit[key] = Unfit(ends[turn], limit, loaded.name, got.reason(limit))
                 if strict:
                     raise out.unfit[key].error(conversation, t)
         else:
-            windows[turn] = got
+            groups.setdefault(got.anchor, []).append(turn)
     methods = list(methods)
     if fitting:
         out.rendered = rendered
         _group_shares(out, attributor, rendered, None, fitting, methods, settings, naive)
-    for turn, window in windows.items():
-        spans = past[turn]
-        windowed = render_conversation(window.conversation, loaded.tokenizer, upto=turn)
+    for turns in groups.values():
+        # One rendering and one set of passes for every turn sharing the window: the last
+        # turn's (its prefix is each earlier turn's own window).
+        window = planned[turns[-1]]
+        spans = {k: t for turn in turns for k, t in past[turn].items()}
+        windowed = render_conversation(window.conversation, loaded.tokenizer, upto=turns[-1])
         _group_shares(out, attributor, windowed, window, spans, methods, settings, naive)
-        out.windows.update(dict.fromkeys(spans, window))
+        for turn in turns:
+            out.windows.update(dict.fromkeys(past[turn], planned[turn]))
     return out
 
 

@@ -121,6 +121,7 @@ def model_parameters(settings: TraceSettings, scorer: BaseScorer, loaded: Loaded
     return {
         "turn_aggregate": settings.turn_aggregate,
         "max_tokens": min(settings.max_tokens or loaded.context_length, loaded.context_length),
+        "window_room": settings.window_room,
         "seed": settings.seed,
         "scorer_parameters": scorer.parameters(),
         "tool_calls": "text",
