@@ -100,7 +100,7 @@ MAX_ABLATION_PASSES = 4096
 #: How sentence scores become turn scores.
 TURN_AGGREGATES = ("max", "sum")
 #: The default ``TraceSettings.window_room``.
-WINDOW_ROOM = 0.25
+WINDOW_ROOM = 0.0
 
 
 @dataclass(frozen=True)

@@ -76,6 +76,7 @@ from mtcabench.studies._claims_bounds import claim_bounds
 from mtcabench.studies._claims_peers import claim_peer_units, claim_peers_table
 from mtcabench.studies._claims_relay import relay_table, relay_units
 from mtcabench.studies._models import model_root, model_table, model_units
+from mtcabench.studies._window_room import room_units, window_room_table, windowed
 from mtcabench.studies._cost import append_cost_row, cost_log_rows, cost_summary
 from mtcabench.studies._domains import (
     candidate_table,
@@ -174,4 +175,5 @@ __all__ = [
     "run_plan", "run_units", "sample", "score_graphs", "score_test", "search_table", "signature",
     "split_of",
     "to_entry", "write_docs", "write_split_benchmark", "write_submission", "write_tables",
+    "room_units", "window_room_table", "windowed",
 ]

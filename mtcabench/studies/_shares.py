@@ -121,10 +121,10 @@ def stored_window(window) -> dict:
 
 
 def other_window_policy(windows: dict[str, dict], settings: TraceSettings) -> bool:
-    """Stored windows (:func:`stored_window`) that ``settings`` would not build: a window per
-    turn (before shared windows: no anchor kept) or another room. Such shares are computed
-    again; shares without windows stay valid."""
-    return any("anchor" not in w or w.get("room") != round(settings.window_room * w["limit"])
+    """Stored windows (:func:`stored_window`) of another room than ``settings``' (a window
+    stored without one, before shared windows, is a window per turn: room 0). Such shares are
+    computed again; shares without windows stay valid."""
+    return any(w.get("room", 0) != round(settings.window_room * w["limit"])
                for w in windows.values())
 
 

@@ -26,8 +26,9 @@ every span of the turn shares it and one set of passes; it depends on the conver
 that turn only. When even the system turn, the headers and the target turn alone do not fit,
 there is no window: the caller skips the turn's spans with that reason.
 
-**Shared windows** (:func:`plan_windows`). A window is fitted with *room*: its turn ends
-``room`` tokens below the limit (``TraceSettings.window_room``, a share of the limit), and the
+**Shared windows** (:func:`plan_windows`; off by default: ``TraceSettings.window_room`` is 0,
+a window per turn, because the room costs the windowed spans quality, docs/evaluate.md). A
+window is fitted with *room*: its turn ends ``room`` tokens below the limit (a share of it), and the
 assistant turns after it are read in the same window (its cuts, the turns from its own on
 whole) until one ends past the limit; that one gets a window of its own, and so on. Every turn
 of such a chain is read from one rendering, one set of passes, where a window per turn took a
@@ -226,7 +227,8 @@ class Window:
     end_after: int
     cuts: dict[int, TurnCut] = field(default_factory=dict)
     #: The turn the window was fitted for (``target`` itself, or an earlier turn whose window
-    #: this turn shares: see :func:`plan_windows`), and the room it was fitted with (tokens).
+    #: this turn shares: see :func:`plan_windows`), and the room asked (tokens; a window that
+    #: fits with none was fitted without).
     anchor: int = -1
     room: int = 0
 
@@ -337,20 +339,24 @@ def fit_window(conversation: Conversation, target: int, tokenizer, limit: int,
     ``end_before``: where the turn's text ends unwindowed. When none fits with ``room``, the
     window fitted without. It depends on the conversation up to the turn only (the online
     Tracer and ``trace`` build the same one)."""
-    if room > 0:
-        got = _fit(conversation, target, tokenizer, limit - room, end_before)
-        if isinstance(got, Window):
-            got.limit, got.room = limit, room
-            return got
-    return _fit(conversation, target, tokenizer, limit, end_before)
+    got = _fit(conversation, target, tokenizer, limit - room, end_before) if room > 0 else None
+    if not isinstance(got, Window):
+        got = _fit(conversation, target, tokenizer, limit, end_before)
+    if isinstance(got, Window):
+        got.limit, got.room = limit, room
+    return got
 
 
 def plan_windows(conversation: Conversation, ends: dict[int, int], tokenizer, limit: int,
                  room: int) -> dict[int, Window | NoWindow]:
-    """The window of each assistant turn whose text ends past ``limit`` (``ends``: every such
-    turn up to the last one asked about, and where it ends unwindowed), as the module docstring
-    says (*shared windows*): a turn is read in the window of the chain's last anchor when it
-    ends within the limit there, else it is an anchor, with a window fitted with ``room``."""
+    """The window of each turn of ``ends`` (turn: where its text ends unwindowed, past
+    ``limit``). With ``room`` (tokens), ``ends`` holds every assistant turn past the limit up
+    to the last one asked about, and the module docstring's *shared windows* apply: a turn is
+    read in the window of the chain's last anchor when it ends within the limit there, else it
+    is an anchor, with a window fitted with ``room``. Without room, a window per turn."""
+    if room <= 0:  # no room, no sharing: a window per turn, fitted to the limit
+        return {turn: fit_window(conversation, turn, tokenizer, limit, end)
+                for turn, end in ends.items()}
     out: dict[int, Window | NoWindow] = {}
     current: Window | None = None
     shared_ends: dict[int, int] = {}  # where each later turn ends in the current window

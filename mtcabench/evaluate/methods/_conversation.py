@@ -16,9 +16,9 @@ window* (:mod:`mtcabench.evaluate.attribution._window`): the conversation up to 
 turn with earlier turns' content shortened (tool results first, the longest first, values the
 search traces kept, an explicit marker per gap), one window and one more set of passes per
 such window, queried in the original turns' offsets so the methods see nothing different; the
-submission entry records it as ``window``. A window is fitted with room
-(``TraceSettings.window_room``), and the later turns that still end within the limit in it
-share it and its passes (*shared windows* in ``_window.py``). A span is skipped (``skipped = "too-long: ..."``)
+submission entry records it as ``window``. With ``TraceSettings.window_room`` (0 by default),
+a window is fitted with room and the later turns that still end within the limit in it share
+it and its passes (*shared windows* in ``_window.py``). A span is skipped (``skipped = "too-long: ..."``)
 only when no window fits: the system turn and its own turn alone pass the limit, or the text up
 to it is beyond any window (:func:`~mtcabench.evaluate.attribution._window.beyond_any_window`,
 decided before tokenising). Model-free methods read no tokens and attribute every span.
@@ -232,14 +232,15 @@ def model_shares(
             ends[t.turn] = full.turn_tokens(t.turn)[1]
         else:
             fitting[key] = t
-    # Every assistant turn past the limit up to the last one asked about takes part in the
-    # chain of shared windows, asked about or not: a turn's window is then the same whichever
-    # turns are asked (the online Tracer asks one at a time).
-    chain = {i: e for i in range(max(past, default=-1) + 1)
-             if conversation.turns[i].role is Role.ASSISTANT
-             and (e := full.turn_tokens(i)[1]) > limit}
-    planned = plan_windows(conversation, chain, loaded.tokenizer, limit,
-                           round(settings.window_room * limit))
+    room = round(settings.window_room * limit)
+    # With room, every assistant turn past the limit up to the last one asked about takes part
+    # in the chain of shared windows, asked about or not: a turn's window is then the same
+    # whichever turns are asked (the online Tracer asks one at a time).
+    chain = ({i: e for i in range(max(past, default=-1) + 1)
+              if conversation.turns[i].role is Role.ASSISTANT
+              and (e := full.turn_tokens(i)[1]) > limit} if room else
+             {turn: ends[turn] for turn in past})
+    planned = plan_windows(conversation, chain, loaded.tokenizer, limit, room)
     groups: dict[int, list[int]] = {}  # by the turn each window was fitted for
     for turn, spans in sorted(past.items()):
         got = planned[turn]
