@@ -274,7 +274,7 @@ def instrument(profile: Profile) -> Callable[[], None]:
     patch(attention, "query_features", profile.wrap(attention.query_features, ROWS))
     patch(conversation, "render_conversation",
           profile.wrap(conversation.render_conversation, "render (tokenise, sentences)"))
-    patch(conversation, "fit_window", profile.wrap(conversation.fit_window, "context windows"))
+    patch(conversation, "plan_windows", profile.wrap(conversation.plan_windows, "context windows"))
     patch(conversation, "span_graph", profile.wrap(conversation.span_graph, "search (graphs)"))
     patch(engine.Attributor, "attribute",
           profile.wrap(engine.Attributor.attribute, "scores to shares"))

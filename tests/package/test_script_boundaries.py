@@ -81,3 +81,16 @@ def test_benchmarks_use_only_the_packages_public_names():
         found += [f"{rel}: {line.strip()}" for line in text.splitlines()
                   if "from mtcabench." in line and ("._" in line.split(" import ")[0])]
     assert not found, "private names of the package:\n" + "\n".join(found)
+
+
+def test_the_profiler_still_finds_every_stage_it_times():
+    """trace_cost.py patches timers into the package's private stages by name: a renamed stage
+    must fail here, not hours into a cost run (as plan_windows, once fit_window, did)."""
+    import subprocess
+    import sys
+
+    code = ("import runpy; s = runpy.run_path('benchmarks/trace_cost.py', run_name='probe'); "
+            "restore = s['instrument'](s['Profile']()); restore(); print('ok')")
+    got = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True, timeout=300)
+    assert got.returncode == 0 and got.stdout.strip() == "ok", got.stderr[-2000:]
