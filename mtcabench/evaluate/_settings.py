@@ -156,6 +156,11 @@ class TraceSettings:
                 raise SettingsError(f"scorers[{name!r}] must be the scorer's Settings "
                                     f"dataclass, got {type(value).__name__}")
 
+    def window_room_tokens(self, limit: int) -> int:
+        """``window_room`` in tokens of a ``limit``-token limit: what a window is fitted with
+        and what a study stores (rounded here only)."""
+        return round(self.window_room * limit)
+
     def scorer_settings(self, name: str, cls: type) -> Any:
         """The settings of scorer ``name`` (an instance of ``cls``): given, or its defaults."""
         value = self.scorers.get(name)

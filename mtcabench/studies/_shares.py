@@ -124,7 +124,7 @@ def other_window_policy(windows: dict[str, dict], settings: TraceSettings) -> bo
     """Stored windows (:func:`stored_window`) of another room than ``settings``' (a window
     stored without one, before shared windows, is a window per turn: room 0). Such shares are
     computed again; shares without windows stay valid."""
-    return any(w.get("room", 0) != round(settings.window_room * w["limit"])
+    return any(w.get("room", 0) != settings.window_room_tokens(w["limit"])
                for w in windows.values())
 
 

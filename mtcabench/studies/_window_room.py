@@ -30,11 +30,12 @@ def room_units(units: Sequence[Unit], room: float) -> list[Unit]:
                     settings=replace(u.settings, window_room=room)) for u in units]
 
 
-def _row(label: str, base: Sequence[StudyResult], results: Sequence[StudyResult],
-         ids: list[str]) -> list[str]:
+def _row(label: str, results: Sequence[StudyResult], ids: list[str],
+         base: Sequence[StudyResult] | None = None) -> list[str]:
+    """One row on the spans ``ids``; against ``base`` (paired) when given."""
     after = spans_of(results, "default", "tokengeist")
     common = [s for s in ids if s in set(after.ids)]
-    ref = None if results is base else spans_of(base, "default", "tokengeist").take(common)
+    ref = None if base is None else spans_of(base, "default", "tokengeist").take(common)
     figures, _, conversations = compare(after.take(common), ref)
     edge, source = figures["edge_f1"], figures["source_recall"]
     passes = sum(r.forward_passes for r in results) / len(results)
@@ -47,8 +48,8 @@ def window_room_table(split: str, base: Sequence[StudyResult],
     """The default's windowed units (``base``: a window per turn) and each room's, on the spans
     the default attributed in a window."""
     ids = sorted(set().union(*(windowed(r) for r in base)))
-    rows = [_row("0 (a window per turn, the default)", base, base, ids)]
-    rows += [_row(f"{room:g}", base, got, ids) for room, got in by_room.items()]
+    rows = [_row("0 (a window per turn, the default)", base, ids)]
+    rows += [_row(f"{room:g}", got, ids, base) for room, got in by_room.items()]
     caption = (f"{split.capitalize()} split, the domains study's conversations with spans past "
                "the model's context (SmolLM2-135M, 8,192 tokens), Tokengeist over average "
                "attention at the default search settings, on the spans attributed in a context "

@@ -232,14 +232,13 @@ def model_shares(
             ends[t.turn] = full.turn_tokens(t.turn)[1]
         else:
             fitting[key] = t
-    room = round(settings.window_room * limit)
+    room = settings.window_room_tokens(limit)
     # With room, every assistant turn past the limit up to the last one asked about takes part
     # in the chain of shared windows, asked about or not: a turn's window is then the same
     # whichever turns are asked (the online Tracer asks one at a time).
     chain = ({i: e for i in range(max(past, default=-1) + 1)
               if conversation.turns[i].role is Role.ASSISTANT
-              and (e := full.turn_tokens(i)[1]) > limit} if room else
-             {turn: ends[turn] for turn in past})
+              and (e := full.turn_tokens(i)[1]) > limit} if room else ends)
     planned = plan_windows(conversation, chain, loaded.tokenizer, limit, room)
     groups: dict[int, list[int]] = {}  # by the turn each window was fitted for
     for turn, spans in sorted(past.items()):
