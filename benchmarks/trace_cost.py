@@ -168,11 +168,16 @@ def random_model(name: str, device: str):
                        context_length=context, chat_template=tokenizer.chat_template)
 
 
-def pick(bench: Benchmark, n: int | None, shortest: bool, tokenizer, stride: int = 1
-         ) -> Benchmark:
-    """Every ``stride``-th conversation, then the first ``n`` (the ``n`` shortest up to their
-    last span)."""
+def pick(bench: Benchmark, n: int | None, shortest: bool, tokenizer, stride: int = 1,
+         only: set[str] | None = None) -> Benchmark:
+    """The conversations ``only`` names (all: None), every ``stride``-th of them, then the first
+    ``n`` (the ``n`` shortest up to their last span)."""
     by_conv = bench.spans_by_conversation()
+    if only is not None:
+        if missing := only - set(by_conv):
+            raise SystemExit(f"error: --ids: {len(missing)} conversations are not in the "
+                             f"selection, e.g. {sorted(missing)[0]!r}")
+        by_conv = {c: v for c, v in by_conv.items() if c in only}
     order = list(by_conv)[::stride]
     if shortest:
         order.sort(key=lambda c: sum(len(t.text) for t in
@@ -406,6 +411,8 @@ def main() -> int:
     ap.add_argument("--shortest", action="store_true", help="the N shortest instead")
     ap.add_argument("--stride", type=int, default=1, help="every K-th conversation first "
                     "(a systematic sample of a split)")
+    ap.add_argument("--ids", type=Path, help="only the conversations this file names, one id "
+                    "per line (e.g. those a --log records as windowed)")
     ap.add_argument("--spans", type=int, default=2, help="without --release: answer spans per "
                     "conversation")
     ap.add_argument("--release", type=Path, help="a release (all its spans of the split)")
@@ -436,6 +443,8 @@ def main() -> int:
                         .spans_by_conversation()) if args.release else None)
         print(cost_summary(cost_log_rows(args.log), selected))
         return 0
+    only = (set(args.ids.read_text(encoding="utf-8").split()) if args.ids is not None
+            else None)
     if args.log is not None and args.repeats != 1:
         raise SystemExit("error: --log records one measure per conversation: no --repeats")
 
@@ -454,7 +463,7 @@ def main() -> int:
     model_mib = rss_mib()
     t0 = time.perf_counter()
     bench = pick(held_out(args), args.conversations, args.shortest, loaded.tokenizer,
-                 args.stride)
+                 args.stride, only)
     if args.log is not None:
         args.log.parent.mkdir(parents=True, exist_ok=True)
         done = {r["conversation"] for r in cost_log_rows(args.log)}

@@ -175,11 +175,11 @@ class _OnePass(Attributor):
         self._inner = inner
         self._scores: dict[tuple, object] = {}
 
-    def sentence_scores(self, rendered, queries):
+    def sentence_scores(self, rendered, queries, shared=None):
         # A window renders the conversation under the same id: its text tells them apart.
         key = (rendered.conversation.id, rendered.full.text, tuple(queries))
         if key not in self._scores:
-            self._scores[key] = self._inner.sentence_scores(rendered, queries)
+            self._scores[key] = self._inner.sentence_scores(rendered, queries, shared)
         return self._scores[key]
 
 

@@ -104,8 +104,8 @@ def offline(loaded, conv, spans, settings, scorer="avg-attention"):
     seen: dict = {}
     compute = attributor.attribute  # the pass that gives shares and evidence sentences
 
-    def spy(rendered, queries, sentences):
-        out = compute(rendered, queries, sentences)
+    def spy(rendered, queries, sentences, shared=None):
+        out = compute(rendered, queries, sentences, shared)
         seen.update({key: shares for key, (shares, _) in out.items()})
         return out
 

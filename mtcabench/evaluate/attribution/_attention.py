@@ -36,9 +36,12 @@ import torch
 from mtcabench.errors import InputError
 from mtcabench.evaluate.attribution._passes import (
     attention_modules,
+    layer_states,
+    new_cache,
     passes_for,
     sliding_window,
 )
+from mtcabench.evaluate.attribution._shared_start import SharedStart
 
 #: Upper bound on one chunk of recomputed weights (float32), in bytes: layers x heads x rows x
 #: keys in :func:`_weight_chunks` (its products and its weights: two such buffers), heads x
@@ -227,6 +230,7 @@ def query_features(
     with_heads: bool,
     sinks: bool = True,
     store: int = 0,
+    shared: SharedStart | None = None,
 ) -> PassFeatures:
     """One forward pass; per-query attention features from recomputed rows (see PassFeatures).
 
@@ -234,6 +238,8 @@ def query_features(
     sentence: their attention is the model's resting place, not a reading of the text. The
     tokens before the first row may come from the prefix cache; ``store``: the input's first
     ``store`` tokens are worth keeping there for later conversations (a system prompt).
+    ``shared``: the conversation's shared start (:mod:`._shared_start`); a pass that begins as
+    its trunk does runs on from it.
 
     The pass's hooks only project the rows' queries; the weights are computed after it for
     every layer at once, chunk by chunk (see the module docstring), and reduced as they come.
@@ -261,8 +267,12 @@ def query_features(
     token_attn = torch.zeros(n_q, T, device=device)
     head_sentence = None
     if len(union):
-        captured, cache = _rows_pass(model, ids, rows_t, reuse=int(union[0]),
-                                     store=min(store, T))
+        at = shared.boundary_for(ids, union) if shared is not None else 0
+        if at:
+            captured, cache = _shared_rows_pass(model, shared, ids, rows_t, at)
+        else:
+            captured, cache = _rows_pass(model, ids, rows_t, reuse=int(union[0]),
+                                         store=min(store, T))
         heads = next(iter(captured.values()))[1].shape[1]
         n_s1 = num_sentences + 1
         if with_heads:
@@ -291,12 +301,13 @@ def query_features(
     )
 
 
-def _rows_pass(model, ids: list[int], rows: torch.Tensor, *, reuse: int, store: int = 0
-               ) -> tuple[dict[int, tuple], object]:
+def _rows_pass(model, ids: list[int], rows: torch.Tensor, *, reuse: int, store: int = 0,
+               cache=None) -> tuple[dict[int, tuple], object]:
     """One pass over ``ids`` whose hooks project the queries of ``rows`` (sorted positions) at
     every layer, as the layer computes them (its own projection and norm; the rotation waits):
     per layer ``(module, queries [R, H, head_dim], position embeddings, the rows' positions
-    in the pass's tokens)``, and the pass's key/value cache (every token's rotated keys)."""
+    in the pass's tokens)``, and the pass's key/value cache (every token's rotated keys).
+    ``cache``: the key/value states of the first tokens, the pass runs on from them."""
     captured: dict[int, tuple] = {}
 
     def on_layer(layer, module, hidden, pe, keys):
@@ -306,8 +317,86 @@ def _rows_pass(model, ids: list[int], rows: torch.Tensor, *, reuse: int, store: 
             q = module.q_norm(q)
         captured[layer] = (module, q, pe, local)
 
-    result = passes_for(model).forward(ids, on_layer=on_layer, reuse=reuse, store=store)
+    result = passes_for(model).forward(ids, cache=cache, on_layer=on_layer, reuse=reuse,
+                                       store=store)
     return captured, result.cache
+
+
+# --------------------------------------------------------------------------- a shared start
+
+
+def _shared_rows_pass(model, shared: SharedStart, ids: list[int], rows: torch.Tensor, at: int
+                      ) -> tuple[dict[int, tuple], object]:
+    """:func:`_rows_pass` run on from the shared start's states at boundary ``at`` (run first
+    when no pass has run it): the rows from ``at`` on are captured by this pass, those before
+    read from the start's (:mod:`._shared_start`)."""
+    if shared.state is None:
+        shared.state = _run_start(model, shared)
+    states, start = shared.state
+    cache = new_cache([(k[:, :, :at], v[:, :, :at]) for k, v in states])
+    later = rows[rows >= at]
+    captured, cache = _rows_pass(model, ids, later, reuse=at, cache=cache)
+    before = np.searchsorted(shared.rows, rows[rows < at].cpu().numpy())
+    parts = [(start, torch.as_tensor(before, device=rows.device))] if len(before) else []
+    return _joined([*parts, (_gathered(captured), None)]), cache
+
+
+def _run_start(model, shared: SharedStart) -> tuple[list[tuple], dict[int, tuple]]:
+    """The shared start's passes, one step up to each boundary (the first from the prefix
+    cache's boundary, as any pass): the key/value states after the last and every planned row
+    captured (per layer, in row order: :func:`_gathered`'s form)."""
+    device = next(model.parameters()).device
+    rows = shared.rows
+    cache, pieces, done = None, [], 0
+    for b in shared.boundaries:
+        step = rows[(rows >= done) & (rows < b)]
+        ids = shared.ids[:b].tolist()
+        if len(step):
+            captured, cache = _rows_pass(model, ids, torch.as_tensor(step, device=device),
+                                         reuse=int(step[0]), store=shared.store if not done
+                                         else 0, cache=cache)
+            pieces.append((_gathered(captured), None))
+        else:  # no row to capture in this step: a plain pass on
+            cache = passes_for(model).forward(ids, cache=cache, reuse=b - 1, store=shared.store
+                                              if not done else 0).cache
+        done = b
+    return layer_states(cache), (_joined(pieces) if pieces else {})
+
+
+def _gathered(captured: dict[int, tuple]) -> dict[int, tuple]:
+    """``captured`` with each layer's rotary embeddings cut to its rows: per layer ``(module,
+    queries [R, H, head_dim], (cos, sin) [1, R, head_dim])``. Layers that shared embeddings
+    share the cut ones (:func:`_weight_chunks` groups layers by them)."""
+    cut: dict[int, tuple] = {}
+    out = {}
+    for layer, (module, q, pe, local) in captured.items():
+        if id(pe[0]) not in cut:
+            cut[id(pe[0])] = (pe[0][:, local], pe[1][:, local])
+        out[layer] = (module, q, cut[id(pe[0])])
+    return out
+
+
+def _joined(pieces: list[tuple[dict[int, tuple], torch.Tensor | None]]) -> dict[int, tuple]:
+    """Captured rows of several steps (:func:`_gathered`'s form, each with the indices of its
+    rows to keep, None: all), in order, in :func:`_rows_pass`'s form (the rows' positions in
+    the joined embeddings)."""
+    joined: dict[tuple, tuple] = {}
+    out = {}
+    for layer in pieces[0][0]:
+        parts = [(p[layer], keep) for p, keep in pieces]
+        key = tuple((id(part[2][0]), id(keep)) for part, keep in parts)
+
+        def pick(x, keep, dim):
+            return x if keep is None else x.index_select(dim, keep)
+
+        if key not in joined:
+            joined[key] = tuple(torch.cat([pick(part[2][i], keep, 1) for part, keep in parts],
+                                          dim=1) for i in (0, 1))
+        q = torch.cat([pick(part[1], keep, 0) for part, keep in parts])
+        cos = joined[key][0]
+        out[layer] = (parts[0][0][0], q, joined[key],
+                      torch.arange(cos.shape[1], device=cos.device))
+    return out
 
 
 def batched_row_chunks(rows: np.ndarray, per_key: int, extra: int = 0,

@@ -27,8 +27,8 @@ from mtcabench.evaluate._settings import DEFAULT_DEVICE, DEFAULT_DTYPE, TraceSet
 from mtcabench.evaluate.attribution._base import make_scorer
 from mtcabench.evaluate.attribution._loading import LoadedModel
 from mtcabench.evaluate.attribution._passes import Meter, passes_for
-from mtcabench.evaluate.attribution._render import RenderedConversation
-from mtcabench.evaluate.attribution._render import Sentence
+from mtcabench.evaluate.attribution._render import Layout, RenderedConversation, Sentence
+from mtcabench.evaluate.attribution._shared_start import SharedStart
 from mtcabench.model import Role, ScoredSentence
 
 if TYPE_CHECKING:
@@ -45,6 +45,11 @@ class Query:
     turn: int
     start: int
     end: int
+
+
+def query_rows(layout: Layout, queries: list[Query]) -> list[np.ndarray]:
+    """Each query's token positions in ``layout`` (the rows its pass reads)."""
+    return [np.arange(*layout.span_tokens(q.turn, q.start, q.end)) for q in queries]
 
 
 def segment_ids(sentences: list[Sentence]) -> np.ndarray:
@@ -203,8 +208,11 @@ class Attributor:
         """The random stream of one conversation: same draws whatever the shard or order."""
         return np.random.default_rng([self.seed, zlib.crc32(conversation_id.encode())])
 
-    def sentence_scores(self, rendered: RenderedConversation, queries: list[Query]) -> np.ndarray:
-        """``[queries, sentences]`` scores averaged over the scorer's passes (NaN: never seen)."""
+    def sentence_scores(self, rendered: RenderedConversation, queries: list[Query],
+                        shared: SharedStart | None = None) -> np.ndarray:
+        """``[queries, sentences]`` scores averaged over the scorer's passes (NaN: never seen);
+        ``shared``: the conversation's shared start (:mod:`._shared_start`), for the passes that
+        begin as its trunk does."""
         conv = rendered.conversation
         last = max(q.turn for q in queries)
         droppable = [
@@ -214,7 +222,7 @@ class Attributor:
         ]
         drops = self.scorer.plan_conversation(rendered, droppable, self.rng(conv.id))
         with passes_for(self.loaded.model).meter() as meter:
-            scores, reported = self._scores(rendered, queries, droppable, drops)
+            scores, reported = self._scores(rendered, queries, droppable, drops, shared)
         self.count(meter, reported)
         return scores
 
@@ -233,7 +241,8 @@ class Attributor:
         self.reused_tokens += meter.reused
 
     def _scores(self, rendered: RenderedConversation, queries: list[Query],
-                droppable: list[int], drops: list[frozenset[int]]) -> tuple[np.ndarray, int]:
+                droppable: list[int], drops: list[frozenset[int]],
+                shared: SharedStart | None = None) -> tuple[np.ndarray, int]:
         """The scores, and the passes a scorer running its own says it ran."""
         # torch is imported here, not with the module: model-free methods run without it.
         from mtcabench.evaluate.attribution._attention import query_features
@@ -248,12 +257,13 @@ class Attributor:
         count = np.zeros((len(queries), n_s))
         for drop in drops:
             layout = rendered.layout(drop)
-            rows = [np.arange(*layout.span_tokens(q.turn, q.start, q.end)) for q in queries]
+            rows = query_rows(layout, queries)
             # Only a layout that starts as the full one has the conversation's own prefix.
             keeps = layout.input_ids[:prefix] == full.input_ids[:prefix]
             feats = query_features(
                 self.loaded.model, layout.input_ids, rows, layout.token_sentence, n_s,
                 with_heads=self.scorer.needs_heads, store=prefix if keeps else 0,
+                shared=shared,
             )
             scores = self.scorer.sentence_scores(feats).double().numpy()
             for q, r in enumerate(rows):
@@ -271,12 +281,14 @@ class Attributor:
 
     def attribute(
         self, rendered: RenderedConversation, queries: list[Query], sentences: int,
+        shared: SharedStart | None = None,
     ) -> dict[object, tuple[dict[int, float], dict[int, list[ScoredSentence]]]]:
         """Per query, its turn shares and each turn's ``sentences`` best sentences
-        (:func:`best_sentences`), both from the same forward passes."""
+        (:func:`best_sentences`), both from the same forward passes (``shared``: see
+        :meth:`sentence_scores`)."""
         if not queries:
             return {}
-        scores = self.sentence_scores(rendered, queries)
+        scores = self.sentence_scores(rendered, queries, shared)
         texts = [t.text for t in rendered.conversation.turns]
         return {q.key: answer(scores[i], rendered.sentences, texts, q.turn, sentences,
                               self.aggregate, self.scorer.additive)

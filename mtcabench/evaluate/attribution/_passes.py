@@ -27,7 +27,9 @@ two evidence sentences of nearly equal score), so a pass never starts "wherever 
 happens to end": the caller names the prefix boundary (``store``, a system prompt's end) and a
 pass with one always runs in two steps, the prefix alone and then the rest from its keys and
 values, whether the prefix's states come from the cache (stored by exactly such a step) or are
-computed now, and with the cache off too. A pass without a boundary runs whole.
+computed now, and with the cache off too. A pass without a boundary runs whole. The renderings
+of one long conversation (its own and its context windows) share their start the same way, by
+boundaries planned before any pass (:mod:`._shared_start`), the states handed on as a ``cache``.
 
 Attention hooks run *after* each attention module: the layer's cache then holds the rotated
 keys of every token, the prefix's included, and :func:`layer_attention_rows
@@ -134,7 +136,7 @@ def _cache_tensors(cache) -> list:
     return [t for t in tensors if t is not None]
 
 
-def _layer_states(cache) -> list[tuple]:
+def layer_states(cache) -> list[tuple]:
     """Each layer's ``(keys, values)`` of a key/value cache."""
     layers = getattr(cache, "layers", None)
     if layers is not None:
@@ -592,7 +594,7 @@ class Passes:
                         logits_to_keep=1, **{self._cache_arg: cache})
         cache = self._checked(out, cache, len(prefix))
         if self.enabled:
-            self.prefixes.store(prefix, _layer_states(cache))
+            self.prefixes.store(prefix, layer_states(cache))
         return cache, 0
 
     def _checked(self, out, cache, tokens: int):

@@ -18,7 +18,10 @@ search traces kept, an explicit marker per gap), one window and one more set of 
 such window, queried in the original turns' offsets so the methods see nothing different; the
 submission entry records it as ``window``. With ``TraceSettings.window_room`` (0 by default),
 a window is fitted with room and the later turns that still end within the limit in it share
-it and its passes (*shared windows* in ``_window.py``). A span is skipped (``skipped = "too-long: ..."``)
+it and its passes (*shared windows* in ``_window.py``). The renderings of one conversation
+(its own and its windows) begin with the same turns, up to a window's first shortened one: their
+passes run that start once (:mod:`~mtcabench.evaluate.attribution._shared_start`, planned
+here before any pass). A span is skipped (``skipped = "too-long: ..."``)
 only when no window fits: the system turn and its own turn alone pass the limit, or the text up
 to it is beyond any window (:func:`~mtcabench.evaluate.attribution._window.beyond_any_window`,
 decided before tokenising). Model-free methods read no tokens and attribute every span.
@@ -30,11 +33,14 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from mtcabench.errors import InputError
-from mtcabench.evaluate.attribution._engine import Query
+from mtcabench.evaluate.attribution._engine import Query, query_rows
 from mtcabench.evaluate.methods._methods import Method, get_methods
 from mtcabench.evaluate.attribution._render import RenderedConversation, render_conversation
 from mtcabench.evaluate.attribution._loading import model_limits
+from mtcabench.evaluate.attribution._shared_start import SharedStart, plan_shared_start
 from mtcabench.evaluate.attribution._window import (
     WINDOW_FACTOR,
     NoWindow,
@@ -251,34 +257,59 @@ def model_shares(
         else:
             groups.setdefault(got.anchor, []).append(turn)
     methods = list(methods)
+    # The renderings to attribute: the conversation (its spans that fit), then each window.
+    readings: list[_Reading] = []
     if fitting:
         out.rendered = rendered
-        _group_shares(out, attributor, rendered, None, fitting, methods, settings, naive)
+        readings.append(_reading(rendered, None, fitting, methods, settings))
     for turns in groups.values():
         # One rendering and one set of passes for every turn sharing the window: the last
         # turn's (its prefix is each earlier turn's own window).
         window = planned[turns[-1]]
         spans = {k: t for turn in turns for k, t in past[turn].items()}
         windowed = render_conversation(window.conversation, loaded.tokenizer, upto=turns[-1])
-        _group_shares(out, attributor, windowed, window, spans, methods, settings, naive)
+        readings.append(_reading(windowed, window, spans, methods, settings))
         for turn in turns:
             out.windows.update(dict.fromkeys(past[turn], planned[turn]))
+    # Several renderings begin with the same turns: their passes share that start (planned
+    # before any pass, so the steps are the same whatever runs first). Not in the per-step
+    # ``naive`` mode, which shows what a pass per step costs.
+    shared = None if naive else plan_shared_start(
+        [(r.rendered.full.input_ids, r.rows()) for r in readings],
+        store=readings[0].rendered.shared_prefix if readings else 0)
+    for r in readings:
+        _group_shares(out, attributor, r, settings, naive, shared)
     return out
 
 
-def _group_shares(out: SpanShares, attributor: Attributor, rendered: RenderedConversation,
-                  window: Window | None, spans: Mapping[Hashable, TargetSpan],
-                  methods: list[Method], settings: TraceSettings, naive: bool) -> None:
-    """The shares and evidence functions of ``spans`` from one rendering (the conversation,
-    or a window of it), added to ``out``. Queries are keyed as in the original conversation;
-    a window maps their ranges in and the evidence's ranges back."""
+@dataclass
+class _Reading:
+    """One rendering to attribute (the conversation, or a window of it) and its queries: the
+    spans' and the whole turns' (or parts) a method may ask for, in the rendering's offsets."""
+
+    rendered: RenderedConversation
+    window: Window | None
+    span_queries: dict[Hashable, Query]
+    turn_queries: dict[Hashable, Query]
+
+    def rows(self) -> np.ndarray:
+        """The token positions its pass reads (sorted)."""
+        rows = query_rows(self.rendered.full, [*self.span_queries.values(),
+                                               *self.turn_queries.values()])
+        return np.unique(np.concatenate([np.zeros(0, np.int64), *rows]))
+
+
+def _reading(rendered: RenderedConversation, window: Window | None,
+             spans: Mapping[Hashable, TargetSpan], methods: list[Method],
+             settings: TraceSettings) -> _Reading:
+    """The queries of ``spans`` read in ``rendered`` (the conversation, or ``window`` of it),
+    keyed as in the original conversation; a window maps their ranges in."""
     conversation = rendered.conversation if window is None else window.original
     span_queries = {k: Query(k, t.turn, t.start, t.end) for k, t in spans.items()}
     last = max(t.turn for t in spans.values())
     wanted = {i for m in methods for i in m.query_turns(conversation, last)}
     if settings.search.relay_sentences and wanted:  # a search that may enter turns
         wanted.update(relay_nodes(conversation, last))
-    wanted = sorted(wanted, key=_order)
 
     def turn_query(i: Hashable) -> Query:
         turn, start, end = i if isinstance(i, Part) else (i, 0, len(conversation.turns[i].text))
@@ -286,11 +317,20 @@ def _group_shares(out: SpanShares, attributor: Attributor, rendered: RenderedCon
             start, end = window.to_window(turn, start, end)
         return Query(i, turn, start, end)
 
-    turn_queries = {i: turn_query(i) for i in wanted}
+    return _Reading(rendered, window, span_queries,
+                    {i: turn_query(i) for i in sorted(wanted, key=_order)})
+
+
+def _group_shares(out: SpanShares, attributor: Attributor, reading: _Reading,
+                  settings: TraceSettings, naive: bool, shared: SharedStart | None) -> None:
+    """The shares and evidence functions of one reading's spans (:class:`_Reading`), added to
+    ``out``; a window maps the evidence's ranges back."""
+    rendered, window = reading.rendered, reading.window
+    span_queries, turn_queries = reading.span_queries, reading.turn_queries
     k_best = settings.evidence_sentences
 
     def attribute(queries: list[Query]):
-        got = attributor.attribute(rendered, queries, k_best)
+        got = attributor.attribute(rendered, queries, k_best, shared)
         if window is None:
             return got
         return {key: (shares, _evidence_back(window, best)) for key, (shares, best) in got.items()}
@@ -321,7 +361,7 @@ def _group_shares(out: SpanShares, attributor: Attributor, rendered: RenderedCon
 
     out.shares.update({k: shares_of(k) for k in span_queries})
     out.sentences.update({k: sentences_of(k) for k in span_queries})
-    out.groups.append((rendered, list(spans)))
+    out.groups.append((rendered, list(span_queries)))
 
 
 def _evidence_back(window: Window, best: dict[int, list[ScoredSentence]]
