@@ -31,6 +31,8 @@ as a new process would. Which conversations:
 - ``--release PATH``: the conversations of ``--split`` in a release, with all their spans (values
   and claims), of ``--source``/``--domain`` (``all``: every one).
 
+``--ids FILE`` keeps only the conversations FILE names, one id per line (e.g. those a cost
+log records as windowed, measured again after a change to the windows).
 ``--conversations N`` keeps the first N (``--shortest``: the N shortest); without it, all of them
 (the whole split of a release: hours on a CPU). ``--stride K`` first keeps every K-th
 conversation in the order read (a systematic sample of a whole split, every domain and agent
@@ -175,8 +177,9 @@ def pick(bench: Benchmark, n: int | None, shortest: bool, tokenizer, stride: int
     by_conv = bench.spans_by_conversation()
     if only is not None:
         if missing := only - set(by_conv):
-            raise SystemExit(f"error: --ids: {len(missing)} conversations are not in the "
-                             f"selection, e.g. {sorted(missing)[0]!r}")
+            raise SystemExit(f"error: --ids: {len(missing)} of the conversations named are "
+                             "not in the selection (--release, --split, --source, --domain), "
+                             f"e.g. {sorted(missing)[0]!r}")
         by_conv = {c: v for c, v in by_conv.items() if c in only}
     order = list(by_conv)[::stride]
     if shortest:

@@ -94,3 +94,24 @@ def test_the_profiler_still_finds_every_stage_it_times():
     got = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, timeout=300)
     assert got.returncode == 0 and got.stdout.strip() == "ok", got.stderr[-2000:]
+
+
+def test_the_cost_script_keeps_the_conversations_ids_names(sample_benchmark):
+    """trace_cost.py --ids: only the named conversations, in the selection's order; a name not
+    in the selection is refused with one line naming it (not a run over fewer)."""
+    import runpy
+
+    import pytest
+
+    from mtcabench.benchmark import load_benchmark
+
+    script = runpy.run_path(str(ROOT / "benchmarks" / "trace_cost.py"), run_name="probe")
+    bench = load_benchmark(sample_benchmark)
+    order = list(bench.spans_by_conversation())
+    assert len(order) >= 2
+    kept = script["pick"](bench, None, False, None, 1, {order[-1], order[0]})
+    assert list(kept.spans_by_conversation()) == [order[0], order[-1]]
+    assert {s.conversation_id for s in kept.spans} == {order[0], order[-1]}
+    with pytest.raises(SystemExit, match=r"--ids: 1 of the conversations named are not in "
+                                         r"the selection \(.*\), e.g. 'no-such-conversation'"):
+        script["pick"](bench, None, False, None, 1, {order[0], "no-such-conversation"})

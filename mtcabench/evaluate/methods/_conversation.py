@@ -274,9 +274,9 @@ def model_shares(
     # Several renderings begin with the same turns: their passes share that start (planned
     # before any pass, so the steps are the same whatever runs first). Not in the per-step
     # ``naive`` mode, which shows what a pass per step costs.
-    shared = None if naive else plan_shared_start(
-        [(r.rendered.full.input_ids, r.rows()) for r in readings],
-        store=readings[0].rendered.shared_prefix if readings else 0)
+    shared = plan_shared_start([(r.rendered.full.input_ids, r.rows()) for r in readings],
+                               store=readings[0].rendered.shared_prefix
+                               ) if len(readings) > 1 and not naive else None
     for r in readings:
         _group_shares(out, attributor, r, settings, naive, shared)
     return out
