@@ -385,18 +385,19 @@ def _joined(pieces: list[tuple[dict[int, tuple], torch.Tensor | None]]) -> dict[
     for layer in pieces[0][0]:
         parts = [(p[layer], keep) for p, keep in pieces]
         key = tuple((id(part[2][0]), id(keep)) for part, keep in parts)
-
-        def pick(x, keep, dim):
-            return x if keep is None else x.index_select(dim, keep)
-
         if key not in joined:
-            joined[key] = tuple(torch.cat([pick(part[2][i], keep, 1) for part, keep in parts],
+            joined[key] = tuple(torch.cat([_kept(part[2][i], keep, 1) for part, keep in parts],
                                           dim=1) for i in (0, 1))
-        q = torch.cat([pick(part[1], keep, 0) for part, keep in parts])
+        q = torch.cat([_kept(part[1], keep, 0) for part, keep in parts])
         cos = joined[key][0]
         out[layer] = (parts[0][0][0], q, joined[key],
                       torch.arange(cos.shape[1], device=cos.device))
     return out
+
+
+def _kept(x: torch.Tensor, keep: torch.Tensor | None, dim: int) -> torch.Tensor:
+    """The rows ``keep`` of ``x`` along ``dim`` (all: None)."""
+    return x if keep is None else x.index_select(dim, keep)
 
 
 def batched_row_chunks(rows: np.ndarray, per_key: int, extra: int = 0,
