@@ -446,8 +446,15 @@ def main() -> int:
                         .spans_by_conversation()) if args.release else None)
         print(cost_summary(cost_log_rows(args.log), selected))
         return 0
-    only = (set(args.ids.read_text(encoding="utf-8").split()) if args.ids is not None
-            else None)
+    only = None
+    if args.ids is not None:
+        try:
+            only = set(args.ids.read_text(encoding="utf-8").split())
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SystemExit(f"error: --ids {args.ids}: cannot be read ({exc}); give a text "
+                             "file of conversation ids, one per line") from None
+        if not only:
+            raise SystemExit(f"error: --ids {args.ids} names no conversation")
     if args.log is not None and args.repeats != 1:
         raise SystemExit("error: --log records one measure per conversation: no --repeats")
 
