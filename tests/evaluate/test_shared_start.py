@@ -54,6 +54,22 @@ def test_the_plan_parts_each_rendering_where_it_leaves_the_trunk():
     assert plan_shared_start([(trunk, rows)], store=0, least=1) is None
 
 
+def test_renderings_that_part_close_together_share_one_boundary():
+    trunk = np.arange(200)
+    near = np.concatenate([np.arange(100), [999], np.arange(101, 150)])
+    nearer = np.concatenate([np.arange(95), [999], np.arange(96, 150)])
+    far = np.concatenate([np.arange(140), [999], np.arange(141, 180)])
+    rows = np.array([20, 190])
+    plan = plan_shared_start([(trunk, rows), (near, np.array([30, 98, 120])),
+                              (nearer, np.array([40, 130])), (far, np.array([50, 160]))],
+                             store=10, least=20)
+    # 95 is 85 past the store: a boundary; 100 is 5 past 95: not a step of its own; 140 is.
+    assert plan.boundaries == (95, 140)
+    assert plan.boundary_for(near, np.array([30, 98, 120])) == 95  # row 98 is its own pass's
+    assert plan.boundary_for(far, np.array([50, 160])) == 140
+    assert plan.rows.tolist() == [20, 30, 40, 50]
+
+
 def test_a_boundary_never_reaches_a_pass_s_last_row():
     trunk = np.arange(100)
     plan = plan_shared_start([(trunk, np.array([5, 40])), (trunk, np.array([5, 90]))], store=0,
