@@ -351,14 +351,13 @@ def _run_start(model, shared: SharedStart) -> tuple[list[tuple], dict[int, tuple
     for b in shared.boundaries:
         step = rows[(rows >= done) & (rows < b)]
         ids = shared.ids[:b].tolist()
+        store = 0 if done else shared.store  # the prefix cache's boundary: in the first step
         if len(step):
             captured, cache = _rows_pass(model, ids, torch.as_tensor(step, device=device),
-                                         reuse=int(step[0]), store=shared.store if not done
-                                         else 0, cache=cache)
+                                         reuse=int(step[0]), store=store, cache=cache)
             pieces.append((_gathered(captured), None))
         else:  # no row to capture in this step: a plain pass on
-            cache = passes_for(model).forward(ids, cache=cache, reuse=b - 1, store=shared.store
-                                              if not done else 0).cache
+            cache = passes_for(model).forward(ids, cache=cache, reuse=b - 1, store=store).cache
         done = b
     return layer_states(cache), (_joined(pieces) if pieces else {})
 

@@ -67,9 +67,7 @@ class SharedStart:
         for b in reversed(self.boundaries):
             if b > last or b > len(ids) or not np.array_equal(ids[:b], self.ids[:b]):
                 continue
-            before = rows[rows < b]
-            at = np.searchsorted(self.rows, before)
-            if np.all(at < len(self.rows)) and np.array_equal(self.rows[at], before):
+            if np.isin(rows[rows < b], self.rows).all():
                 return b
         return 0
 
